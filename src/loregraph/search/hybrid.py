@@ -1,0 +1,285 @@
+"""Hybrid search: BM25 + vector kNN + BFS from the best entities, fused with reciprocal rank fusion.
+
+Optional MMR (diversity) and center-node distance rerank. Current facts only by default; ``as_of``
+answers what was true at a time. Every primitive is scoped to the requested groups.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from loregraph.graph.types import Entity, Episode, Fact, as_utc, validate_group_id
+from loregraph.store.base import Store, TimeFilter
+
+RRF_K = 60
+
+
+class SearchFilters(BaseModel):
+    """Narrow results. Time ranges are inclusive and apply to a fact's ``valid_at``."""
+
+    model_config = ConfigDict(extra="forbid")
+    entity_types: list[str] | None = None
+    relation_types: list[str] | None = None
+    valid_after: datetime | None = None
+    valid_before: datetime | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    @field_validator("valid_after", "valid_before", "created_after", "created_before")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return as_utc(v) if v else None
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, max_length=4096)
+    group_ids: list[str] = Field(min_length=1)
+    limit: int = Field(default=10, ge=1, le=200)
+    filters: SearchFilters = Field(default_factory=SearchFilters)
+    as_of: datetime | None = None
+    include: list[Literal["facts", "entities", "episodes"]] = Field(
+        default_factory=lambda: ["facts", "entities", "episodes"])
+    center_node_id: str | None = None
+    mmr: float | None = Field(default=None, ge=0.0, le=1.0, description="MMR lambda; None disables")
+    bfs_depth: int = Field(default=2, ge=0, le=3)
+
+    @field_validator("group_ids")
+    @classmethod
+    def _groups(cls, v: list[str]) -> list[str]:
+        return [validate_group_id(g, "group_ids") for g in v]
+
+    @field_validator("as_of")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return as_utc(v) if v else None
+
+
+@dataclass
+class ScoredFact:
+    fact: Fact
+    score: float
+    source_name: str = ""
+    target_name: str = ""
+
+
+@dataclass
+class ScoredEntity:
+    entity: Entity
+    score: float
+
+
+@dataclass
+class ScoredEpisode:
+    episode: Episode
+    score: float
+
+
+@dataclass
+class SearchResults:
+    facts: list[ScoredFact] = field(default_factory=list)
+    entities: list[ScoredEntity] = field(default_factory=list)
+    episodes: list[ScoredEpisode] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def is_empty(self) -> bool:
+        return not (self.facts or self.entities or self.episodes)
+
+
+def rrf(rankings: list[list[str]], weights: list[float] | None = None, k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion of several ranked id lists."""
+    scores: dict[str, float] = {}
+    for i, ranking in enumerate(rankings):
+        w = weights[i] if weights else 1.0
+        for rank, rid in enumerate(ranking):
+            scores[rid] = scores.get(rid, 0.0) + w / (k + rank + 1)
+    return scores
+
+
+def mmr(ids: list[str], vectors: dict[str, np.ndarray], query: np.ndarray, lam: float, limit: int) -> list[str]:
+    """Maximal marginal relevance: trade relevance to the query for novelty against what is chosen."""
+    chosen: list[str] = []
+    pool = [i for i in ids if i in vectors]
+    rest = [i for i in ids if i not in vectors]
+    while pool and len(chosen) < limit:
+        best, best_score = None, -1e9
+        for i in pool:
+            rel = float(vectors[i] @ query)
+            red = max((float(vectors[i] @ vectors[c]) for c in chosen), default=0.0)
+            s = lam * rel - (1 - lam) * red
+            if s > best_score:
+                best, best_score = i, s
+        chosen.append(best)  # type: ignore[arg-type]
+        pool.remove(best)
+    return (chosen + rest)[:limit]
+
+
+class HybridSearch:
+    def __init__(self, store: Store, embedder: Any):
+        self.store = store
+        self.embedder = embedder
+
+    def search(self, req: SearchRequest) -> SearchResults:
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        tf = TimeFilter(as_of=req.as_of)
+        qvec = self.embedder.embed_one(req.query)
+        timings["embed"] = _ms(t0)
+        fetch = max(req.limit * 2, 20)
+        out = SearchResults()
+        groups = list(dict.fromkeys(req.group_ids))
+        flt = req.filters
+
+        # entities first: they seed the graph expansion
+        t = time.perf_counter()
+        ent_ranked = self._fused("entity", groups, req.query, qvec, fetch, tf)
+        entities = self._load_entities(groups, [i for i, _ in ent_ranked])
+        if flt.entity_types:
+            entities = {k: v for k, v in entities.items() if v.type in flt.entity_types}
+        ent_order = [(i, s) for i, s in ent_ranked if i in entities]
+        timings["entities"] = _ms(t)
+
+        if "facts" in req.include:
+            t = time.perf_counter()
+            fact_rankings = self._rankings("fact", groups, req.query, qvec, fetch, tf)
+            seeds = [i for i, _ in ent_order[:3]]
+            bfs_ranking: list[str] = []
+            if req.bfs_depth and seeds:
+                bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, fetch)
+            fused = rrf([*fact_rankings, bfs_ranking], [1.0, 1.0, 0.5])
+            ids = sorted(fused, key=lambda i: -fused[i])
+            facts = self._load_facts(groups, ids)
+            facts = [f for f in facts if self._fact_ok(f, flt, tf)]
+            if flt.entity_types:
+                types = {}
+                for g in groups:
+                    types.update(self.store.entity_types(g, {x for f in facts for x in (f.source_id, f.target_id)}))
+                facts = [f for f in facts if types.get(f.source_id) in flt.entity_types
+                         or types.get(f.target_id) in flt.entity_types]
+            order = [f.id for f in facts]
+            if req.center_node_id:
+                order = self._center_rerank(groups, facts, req.center_node_id, tf, fused)
+            if req.mmr is not None:
+                order = mmr(order, self._vectors("fact", groups, order), qvec, req.mmr, req.limit)
+            by_id = {f.id: f for f in facts}
+            names = self._names(groups, [by_id[i] for i in order[:req.limit]])
+            out.facts = [ScoredFact(by_id[i], round(fused.get(i, 0.0), 6), names.get(by_id[i].source_id, ""),
+                                    names.get(by_id[i].target_id, "")) for i in order[:req.limit]]
+            timings["facts"] = _ms(t)
+
+        if "entities" in req.include:
+            out.entities = [ScoredEntity(entities[i], round(s, 6)) for i, s in ent_order[:req.limit]]
+
+        if "episodes" in req.include:
+            t = time.perf_counter()
+            ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf)
+            eps = self._load_episodes(groups, [i for i, _ in ep_ranked])
+            if req.as_of is not None:
+                eps = {k: v for k, v in eps.items() if v.valid_at <= req.as_of}
+            if flt.valid_after or flt.valid_before:
+                eps = {k: v for k, v in eps.items()
+                       if (not flt.valid_after or v.valid_at >= flt.valid_after)
+                       and (not flt.valid_before or v.valid_at <= flt.valid_before)}
+            out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in ep_ranked if i in eps][:req.limit]
+            timings["episodes"] = _ms(t)
+        timings["total"] = _ms(t0)
+        out.timings_ms = timings
+        return out
+
+    # ---- pieces ---------------------------------------------------------------------------------
+    def _rankings(self, kind: Any, groups: list[str], query: str, qvec: np.ndarray, fetch: int,
+                  tf: TimeFilter) -> list[list[str]]:
+        bm25 = self.store.fulltext(kind, groups, query, fetch, tf) if kind == "fact" else \
+            self.store.fulltext(kind, groups, query, fetch)
+        vec = self.store.vector(kind, groups, qvec, fetch, tf) if kind == "fact" else \
+            self.store.vector(kind, groups, qvec, fetch)
+        return [[h.id for h in bm25], [h.id for h in vec]]
+
+    def _fused(self, kind: Any, groups: list[str], query: str, qvec: np.ndarray, fetch: int,
+               tf: TimeFilter) -> list[tuple[str, float]]:
+        fused = rrf(self._rankings(kind, groups, query, qvec, fetch, tf))
+        return sorted(fused.items(), key=lambda kv: -kv[1])
+
+    def _bfs(self, groups: list[str], entities: dict[str, Entity], seeds: list[str], depth: int,
+             tf: TimeFilter, fetch: int) -> list[str]:
+        ranked: list[tuple[int, int, str]] = []
+        for seed_rank, seed in enumerate(seeds):
+            gid = entities[seed].group_id
+            if gid not in groups:
+                continue
+            reach = self.store.traverse(gid, [seed], depth - 1, tf) if depth > 1 else {seed: 0}
+            facts = self.store.facts_of_entities(gid, list(reach), tf, limit=fetch)
+            for f in facts:
+                hop = min(reach.get(f.source_id, depth), reach.get(f.target_id, depth))
+                ranked.append((hop, seed_rank, f.id))
+        ranked.sort()
+        return list(dict.fromkeys(fid for _, _, fid in ranked))
+
+    def _center_rerank(self, groups: list[str], facts: list[Fact], center: str, tf: TimeFilter,
+                       fused: dict[str, float]) -> list[str]:
+        dist: dict[str, int] = {}
+        for g in groups:
+            dist.update(self.store.traverse(g, [center], 3, tf))
+
+        def hop(f: Fact) -> int:
+            return min(dist.get(f.source_id, 9), dist.get(f.target_id, 9))
+
+        return [f.id for f in sorted(facts, key=lambda f: (hop(f), -fused.get(f.id, 0.0)))]
+
+    @staticmethod
+    def _fact_ok(f: Fact, flt: SearchFilters, tf: TimeFilter) -> bool:
+        if tf.as_of is None and not f.is_current():
+            return False
+        if tf.as_of is not None and not f.held_at(tf.as_of):
+            return False
+        if flt.relation_types and f.type not in flt.relation_types:
+            return False
+        va = f.valid_at
+        if flt.valid_after and (va is None or va < flt.valid_after):
+            return False
+        if flt.valid_before and (va is None or va > flt.valid_before):
+            return False
+        if flt.created_after and f.created_at < flt.created_after:
+            return False
+        return not (flt.created_before and f.created_at > flt.created_before)
+
+    def _load_entities(self, groups: list[str], ids: list[str]) -> dict[str, Entity]:
+        out: dict[str, Entity] = {}
+        for g in groups:
+            out.update({e.id: e for e in self.store.get_entities(g, ids)})
+        return out
+
+    def _load_facts(self, groups: list[str], ids: list[str]) -> list[Fact]:
+        got: dict[str, Fact] = {}
+        for g in groups:
+            got.update({f.id: f for f in self.store.get_facts(g, ids)})
+        return [got[i] for i in ids if i in got]
+
+    def _load_episodes(self, groups: list[str], ids: list[str]) -> dict[str, Episode]:
+        out: dict[str, Episode] = {}
+        for g in groups:
+            out.update({e.id: e for e in self.store.get_episodes(g, ids)})
+        return out
+
+    def _names(self, groups: list[str], facts: list[Fact]) -> dict[str, str]:
+        ids = list({x for f in facts for x in (f.source_id, f.target_id)})
+        return {e.id: e.name for e in self._load_entities(groups, ids).values()}
+
+    def _vectors(self, kind: str, groups: list[str], ids: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        getter = getattr(self.store, "embeddings", None)
+        if getter is None:
+            return out
+        for g in groups:
+            out.update(getter(kind, g, ids))
+        return out
+
+
+def _ms(t: float) -> float:
+    return round((time.perf_counter() - t) * 1e3, 3)

@@ -1,0 +1,85 @@
+"""The Store protocol: the narrow set of primitives the pipelines and search compose.
+
+Every method takes the group (or groups) it works in; no method returns rows of another group.
+All writes go through ``apply(delta)``, one transaction per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol
+
+import numpy as np
+
+from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
+from loregraph.schema import Schema
+
+SearchKind = Literal["episode", "entity", "fact"]
+
+
+class StoreError(RuntimeError):
+    """A storage failure (open, migrate, write)."""
+
+
+class EmbedderMismatchError(StoreError):
+    """The database was built with another embedding model or dimension."""
+
+
+class NotFoundError(LookupError):
+    """A record asked for by id does not exist in the group."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeFilter:
+    """Which facts count: current ones (default) or those true at ``as_of``."""
+
+    as_of: datetime | None = None
+    include_expired: bool = False
+
+
+@dataclass(slots=True)
+class Hit:
+    id: str
+    score: float
+
+
+class Store(Protocol):
+    url: str
+
+    def close(self) -> None: ...
+
+    # metadata
+    def ensure_embedder(self, name: str, dim: int) -> None: ...
+
+    # writes
+    def apply(self, delta: GraphDelta, schema: Schema) -> None: ...
+    def delete_episode(self, group_id: str, episode_id: str) -> dict[str, int]: ...
+    def delete_group(self, group_id: str) -> dict[str, int]: ...
+
+    # reads by id
+    def get_episodes(self, group_id: str, ids: Sequence[str]) -> list[Episode]: ...
+    def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]: ...
+    def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]: ...
+    def entity_types(self, group_id: str, ids: Iterable[str]) -> dict[str, str]: ...
+
+    # lookups
+    def recent_episodes(self, group_id: str, *, before: datetime | None, source: str | None,
+                        limit: int) -> list[Episode]: ...
+    def find_entities_by_names(self, group_id: str, names_norm: Iterable[str]) -> list[Entity]: ...
+    def list_entities(self, group_id: str, *, entity_type: str | None = None,
+                      limit: int = 1000) -> list[Entity]: ...
+    def facts_of_entities(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
+                          types: Sequence[str] | None = None, limit: int = 1000) -> list[Fact]: ...
+    def list_facts(self, group_id: str, time: TimeFilter, limit: int = 10000) -> list[Fact]: ...
+    def facts_of_episodes(self, group_id: str, episode_ids: Sequence[str]) -> dict[str, list[str]]: ...
+    def mentions_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]: ...
+
+    # retrieval primitives
+    def fulltext(self, kind: SearchKind, group_ids: Sequence[str], query: str, limit: int) -> list[Hit]: ...
+    def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray,
+               limit: int) -> list[Hit]: ...
+    def traverse(self, group_id: str, start_ids: Sequence[str], depth: int,
+                 time: TimeFilter) -> dict[str, int]: ...
+    def count(self, group_id: str) -> dict[str, int]: ...
