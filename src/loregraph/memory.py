@@ -132,6 +132,10 @@ class Memory:
             results.append(await self._run(self.pipeline.add_episode, req))
         return results
 
+    async def upsert_delta(self, delta: Any) -> None:
+        """Apply a client GraphDelta (validated against the schema, one transaction)."""
+        await self._run(self.store.apply, delta, self.schema)
+
     async def delete_episode(self, group_id: str, episode_id: str) -> dict[str, int]:
         """Delete an episode and whatever only it contributed (facts and entities with no other source)."""
         validate_group_id(group_id)
@@ -145,6 +149,12 @@ class Memory:
         return await self._run(self.store.delete_group, group_id)
 
     # ---- reads ----------------------------------------------------------------------------------
+    async def store_call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Run a read-only Store primitive on the store thread (for interfaces and tools)."""
+        if method.startswith(("apply", "delete", "_")):
+            raise ValueError(f"store_call: {method!r} is not a read primitive")
+        return await self._run(getattr(self.store, method), *args, **kwargs)
+
     async def search(self, query: str, group_ids: Sequence[str] | str, *, limit: int = 10,
                      filters: SearchFilters | dict[str, Any] | None = None, as_of: datetime | None = None,
                      **options: Any) -> SearchResults:

@@ -135,6 +135,8 @@ class SQLiteStore:
         c.execute("PRAGMA busy_timeout=10000")
         c.execute("PRAGMA temp_store=MEMORY")
         c.execute("PRAGMA cache_size=-65536")
+        c.execute("PRAGMA mmap_size=1073741824")
+        self._vec_counts: dict[tuple[str, str], int] = {}
         self._migrate()
         self._dim = self._meta("embedding_dim")
         self.fail_before_commit: Callable[[], None] | None = None  # test hook: inject a mid-write failure
@@ -210,10 +212,18 @@ class SQLiteStore:
             self.conn.execute("INSERT INTO meta VALUES ('embedding_model', ?)", (name,))
             self.conn.execute("INSERT INTO meta VALUES ('embedding_dim', ?)", (str(dim),))
             for kind in ("episode", "entity", "fact"):
+                # exact kNN (float), a coarse binary index for large groups, and plain rows for rescoring
                 self.conn.execute(
                     f"CREATE VIRTUAL TABLE IF NOT EXISTS {kind}_vec USING vec0("
                     f"grp TEXT PARTITION KEY, embedding FLOAT[{dim}] distance_metric=cosine)"
                 )
+                self.conn.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS {kind}_vecq USING vec0("
+                    f"grp TEXT PARTITION KEY, embedding BIT[{dim}])"
+                )
+                self.conn.execute(f"CREATE TABLE IF NOT EXISTS {kind}_emb (seq INTEGER PRIMARY KEY, "
+                                  f"grp TEXT NOT NULL, embedding BLOB NOT NULL)")
+                self.conn.execute(f"CREATE INDEX IF NOT EXISTS {kind}_emb_grp ON {kind}_emb (grp)")
         self._dim = str(dim)
 
     @property
@@ -296,9 +306,21 @@ class SQLiteStore:
         vec = np.asarray(embedding, dtype=np.float32)
         if vec.shape != (int(self._dim),):
             raise StoreError(f"{kind} embedding has dimension {vec.shape[0]}, database expects {self._dim}")
-        self.conn.execute(f"DELETE FROM {kind}_vec WHERE rowid = ?", (seq,))
-        self.conn.execute(f"INSERT INTO {kind}_vec(rowid, grp, embedding) VALUES (?,?,?)",
-                          (seq, group_id, vec.tobytes()))
+        blob = vec.tobytes()
+        self._vec_delete(kind, [seq])
+        self.conn.execute(f"INSERT INTO {kind}_vec(rowid, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
+        self.conn.execute(f"INSERT INTO {kind}_vecq(rowid, grp, embedding) VALUES (?,?,vec_quantize_binary(?))",
+                          (seq, group_id, blob))
+        self.conn.execute(f"INSERT INTO {kind}_emb(seq, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
+        self._vec_counts.pop((kind, group_id), None)
+
+    def _vec_delete(self, kind: str, seqs: Sequence[int]) -> None:
+        if self._dim is None or not seqs:
+            return
+        marks = _in(seqs)
+        self.conn.execute(f"DELETE FROM {kind}_vec WHERE rowid IN ({marks})", list(seqs))
+        self.conn.execute(f"DELETE FROM {kind}_vecq WHERE rowid IN ({marks})", list(seqs))
+        self.conn.execute(f"DELETE FROM {kind}_emb WHERE seq IN ({marks})", list(seqs))
 
     def _fts_upsert(self, kind: str, seq: int, group_id: str, body: str) -> None:
         table = f"{_TABLE[kind]}_fts"
@@ -416,17 +438,20 @@ class SQLiteStore:
             fact_ids = [r[0] for r in c.execute(
                 "SELECT fact_id FROM fact_episodes WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
             c.execute("DELETE FROM fact_episodes WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
+            candidates: list[str] = [r[0] for r in c.execute(
+                "SELECT entity_id FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
+            mentioned = set(candidates)
             for fid in fact_ids:
                 rest = [r[0] for r in c.execute("SELECT episode_id FROM fact_episodes WHERE fact_id = ?", (fid,))]
                 if rest:
                     c.execute("UPDATE facts SET episodes = ? WHERE id = ?", (json.dumps(rest), fid))
-                else:
-                    self._delete_rows("fact", "facts", [fid])
-                    counts["facts"] += 1
-            ent_ids = [r[0] for r in c.execute(
-                "SELECT entity_id FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
+                    continue
+                ends = c.execute("SELECT source_id, target_id FROM facts WHERE id = ?", (fid,)).fetchone()
+                candidates += list(ends or ())
+                self._delete_rows("fact", "facts", [fid])
+                counts["facts"] += 1
             c.execute("DELETE FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
-            for eid in ent_ids:
+            for eid in dict.fromkeys(candidates):
                 other = c.execute("SELECT 1 FROM mentions WHERE entity_id = ? LIMIT 1", (eid,)).fetchone()
                 used = c.execute("SELECT 1 FROM facts WHERE group_id = ? AND (source_id = ? OR target_id = ?) "
                                  "LIMIT 1", (group_id, eid, eid)).fetchone()
@@ -435,7 +460,7 @@ class SQLiteStore:
                     c.execute("DELETE FROM entity_names WHERE entity_id = ?", (eid,))
                     c.execute("DELETE FROM duplicates WHERE entity_id = ? OR canonical_id = ?", (eid, eid))
                     counts["entities"] += 1
-                elif other is not None:
+                elif eid in mentioned:
                     c.execute("UPDATE entities SET mention_count = MAX(mention_count - 1, 1) WHERE id = ?", (eid,))
             self._delete_rows("episode", "episodes", [episode_id])
             counts["episodes"] = 1
@@ -448,8 +473,7 @@ class SQLiteStore:
             if not seqs:
                 continue
             c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_in(seqs)})", seqs)
-            if self._dim is not None:
-                c.execute(f"DELETE FROM {kind}_vec WHERE rowid IN ({_in(seqs)})", seqs)
+            self._vec_delete(kind, seqs)
             c.execute(f"DELETE FROM {table} WHERE seq IN ({_in(seqs)})", seqs)
 
     def delete_group(self, group_id: str) -> dict[str, int]:
@@ -461,9 +485,9 @@ class SQLiteStore:
                 counts[table] = len(seqs)
                 for chunk in _chunks(seqs, 500):
                     c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_in(chunk)})", chunk)
-                    if self._dim is not None:
-                        c.execute(f"DELETE FROM {kind}_vec WHERE rowid IN ({_in(chunk)})", chunk)
+                    self._vec_delete(kind, chunk)
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
+            self._vec_counts = {k: v for k, v in self._vec_counts.items() if k[1] != group_id}
             for table in ("entity_names", "fact_episodes", "mentions", "duplicates", "blocks",
                           "community_members", "communities"):
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
@@ -671,16 +695,40 @@ class SQLiteStore:
             extra = " AND x.deleted_at IS NULL"
         hits: list[Hit] = []
         fetch = limit * 3 + 10
+        query = np.asarray(embedding, dtype=np.float32)
         for gid in dict.fromkeys(group_ids):
+            if self._vector_count(kind, gid) <= self.EXACT_KNN_MAX:
+                rows = self.conn.execute(
+                    f"SELECT x.id, v.distance FROM (SELECT rowid, distance FROM {kind}_vec WHERE embedding MATCH ? "
+                    f"AND k = ? AND grp = ?) v JOIN {table} x ON x.seq = v.rowid WHERE x.group_id = ?{extra} "
+                    f"ORDER BY v.distance LIMIT ?",
+                    (blob, fetch, gid, gid, *params, limit),
+                ).fetchall()
+                hits += [Hit(r[0], 1.0 - float(r[1])) for r in rows]
+                continue
+            # large group: Hamming distance on binary codes picks candidates, float vectors rescore them
+            coarse = max(limit * 4, 40)
             rows = self.conn.execute(
-                f"SELECT x.id, v.distance FROM (SELECT rowid, distance FROM {kind}_vec WHERE embedding MATCH ? "
-                f"AND k = ? AND grp = ?) v JOIN {table} x ON x.seq = v.rowid WHERE x.group_id = ?{extra} "
-                f"ORDER BY v.distance LIMIT ?",
-                (blob, fetch, gid, gid, *params, limit),
+                f"SELECT x.id, e.embedding FROM (SELECT rowid FROM {kind}_vecq WHERE embedding MATCH "
+                f"vec_quantize_binary(?) AND k = ? AND grp = ?) v JOIN {kind}_emb e ON e.seq = v.rowid "
+                f"JOIN {table} x ON x.seq = v.rowid WHERE x.group_id = ?{extra}",
+                (blob, coarse, gid, gid, *params),
             ).fetchall()
-            hits += [Hit(r[0], 1.0 - float(r[1])) for r in rows]
+            if rows:
+                mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+                sims = mat @ query
+                hits += [Hit(rows[i][0], float(sims[i])) for i in np.argsort(-sims)[:limit]]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
+
+    EXACT_KNN_MAX = 20000
+
+    def _vector_count(self, kind: str, group_id: str) -> int:
+        key = (kind, group_id)
+        if key not in self._vec_counts:
+            self._vec_counts[key] = self.conn.execute(
+                f"SELECT COUNT(*) FROM {kind}_emb WHERE grp = ?", (group_id,)).fetchone()[0]
+        return self._vec_counts[key]
 
     def traverse(self, group_id: str, start_ids: Sequence[str], depth: int, time: TimeFilter) -> dict[str, int]:
         """Entities reachable from ``start_ids`` within ``depth`` hops over facts valid under ``time``.

@@ -1,0 +1,251 @@
+"""Command-line interface: ``loregraph demo | ingest | search | extract | bench | models``.
+
+Imports of heavy modules happen inside commands so that ``loregraph search`` starts fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="loregraph: temporal knowledge-graph memory for AI agents (embedded, offline).")
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks; each prints a ratio against a same-run baseline.")
+models_app = typer.Typer(no_args_is_help=True, help="Local model files.")
+app.add_typer(bench_app, name="bench")
+app.add_typer(models_app, name="models")
+console = Console()
+err = Console(stderr=True)
+
+DB_HELP = "Database URL (sqlite:///path.db) or a file path."
+
+
+def _setup(verbose: bool = False) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _fail(message: str) -> None:
+    err.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(1)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Read message lines; errors name the line and field."""
+    if not path.exists():
+        _fail(f"file not found: {path}")
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            _fail(f"{path}:{n}: not valid JSON ({exc.msg})")
+        if not isinstance(obj, dict) or not isinstance(obj.get("content"), str):
+            _fail(f"{path}:{n}: field 'content' is required and must be a string")
+        rows.append(obj)
+    return rows
+
+
+def message_fields(obj: dict[str, Any], default_group: str | None) -> tuple[str, dict[str, Any]]:
+    """Map one JSONL line (ours or the gold-set format) to a group and Message fields."""
+    group = obj.get("group_id") or obj.get("user_id") or default_group
+    if not group:
+        raise ValueError("group_id: missing (give it per line, as user_id, or with --group)")
+    role_type = obj.get("role_type") or obj.get("role") or "user"
+    if role_type not in ("user", "assistant", "system"):
+        role_type = "user"
+    fields: dict[str, Any] = {"content": obj["content"], "role_type": role_type,
+                              "name": str(obj.get("name") or obj.get("message_id") or "")}
+    if obj.get("timestamp"):
+        fields["timestamp"] = obj["timestamp"]
+    if obj.get("speaker") or (obj.get("role") and obj.get("role") not in ("user", "assistant", "system")):
+        fields["role"] = obj.get("speaker") or obj.get("role")
+    for k in ("uuid", "source_description"):
+        if obj.get(k):
+            fields[k] = obj[k]
+    return group, fields
+
+
+async def _open(db: str | None, tmpdir: str | None = None):
+    from loregraph.memory import Memory
+
+    url = db or f"sqlite:///{Path(tmpdir or tempfile.mkdtemp(prefix='loregraph-')) / 'memory.db'}"
+    return await Memory.open(url)
+
+
+def _run(coro: Any) -> Any:
+    from loregraph.schema import SchemaError, SchemaViolationError
+    from loregraph.store import NotFoundError, StoreError
+
+    try:
+        return asyncio.run(coro)
+    except (StoreError, SchemaError, SchemaViolationError, NotFoundError, ValueError) as exc:
+        _fail(str(exc))
+
+
+def _progress():
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=err, transient=True)
+
+
+# ---- demo -------------------------------------------------------------------------------------
+@app.command()
+def demo(db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database."),
+         verbose: bool = typer.Option(False, "--verbose", "-v")) -> None:
+    """Ingest a bundled conversation offline, then show the graph and answer questions."""
+    _setup(verbose)
+    from loregraph.cli.demo import run_demo
+
+    _run(run_demo(db, console))
+
+
+# ---- ingest / search --------------------------------------------------------------------------
+@app.command()
+def ingest(file: Path = typer.Argument(..., help="JSON lines: content, role_type/role, timestamp, group_id/user_id"),
+           db: str = typer.Option("sqlite:///memory.db", help=DB_HELP),
+           group: str = typer.Option(None, help="Group for lines that name none."),
+           verbose: bool = typer.Option(False, "--verbose", "-v")) -> None:
+    """Ingest messages from a JSONL file, in order."""
+    _setup(verbose)
+    rows = read_jsonl(file)
+
+    async def go() -> None:
+        from loregraph.memory import Message
+
+        items = []
+        for n, obj in enumerate(rows, 1):
+            try:
+                g, fields = message_fields(obj, group)
+                items.append((g, Message.model_validate(fields), obj.get("conversation_id")))
+            except Exception as exc:
+                raise ValueError(f"{file} message {n}: {exc}") from exc
+        m = await _open(db)
+        totals = {"entities": 0, "facts": 0, "invalidated": 0}
+        try:
+            with _progress() as prog:
+                task = prog.add_task("ingesting", total=len(items))
+                for g, msg, conv in items:
+                    (res,) = await m.add_messages(g, [msg], conversation_id=conv)
+                    totals["entities"] += len(res.entities)
+                    totals["facts"] += len(res.facts)
+                    totals["invalidated"] += len(res.invalidated)
+                    prog.advance(task)
+        finally:
+            await m.close()
+        console.print(f"ingested {len(items)} messages into {db}: {totals['facts']} facts written or reinforced, "
+                      f"{totals['invalidated']} invalidated")
+
+    _run(go())
+
+
+@app.command()
+def search(query: str = typer.Argument(...), group: list[str] = typer.Option(..., "--group", "-g"),
+           db: str = typer.Option("sqlite:///memory.db", help=DB_HELP),
+           limit: int = typer.Option(10, min=1, max=200),
+           as_of: datetime = typer.Option(None, help="Answer what was true at this time (ISO-8601)."),
+           as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables.")) -> None:
+    """Hybrid search (BM25 + vector + graph) over one or more groups."""
+    _setup()
+    from loregraph.store import open_store
+
+    if not db.startswith("postgres") and not Path(db.removeprefix("sqlite:///")).exists():
+        _fail(f"database not found: {db}")
+    del open_store
+
+    async def go() -> None:
+        m = await _open(db)
+        try:
+            res = await m.search(query, group, limit=limit, as_of=as_of)
+        finally:
+            await m.close()
+        if as_json:
+            console.print_json(json.dumps({
+                "facts": [{"fact": f.fact.fact, "type": f.fact.type, "source": f.source_name, "target": f.target_name,
+                           "valid_at": _iso(f.fact.valid_at), "invalid_at": _iso(f.fact.invalid_at),
+                           "score": f.score, "id": f.fact.id} for f in res.facts],
+                "entities": [{"name": e.entity.name, "type": e.entity.type, "id": e.entity.id, "score": e.score}
+                             for e in res.entities],
+                "episodes": [{"content": e.episode.content, "valid_at": _iso(e.episode.valid_at),
+                              "id": e.episode.id, "score": e.score} for e in res.episodes],
+                "timings_ms": res.timings_ms}))
+            return
+        from loregraph.cli.render import render_search
+
+        render_search(console, res)
+
+    _run(go())
+
+
+def _iso(v: datetime | None) -> str | None:
+    return v.isoformat() if v else None
+
+
+# ---- extract ----------------------------------------------------------------------------------
+@app.command()
+def extract(file: Path = typer.Argument(..., help="Gold-set style JSONL (user_id, message_id, content, ...)"),
+            db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database."),
+            verbose: bool = typer.Option(False, "--verbose", "-v")) -> None:
+    """Process messages in order and print the extraction report (one line per message, then final state)."""
+    _setup(verbose)
+    rows = read_jsonl(file)
+    from loregraph.cli.report import run_extract_report
+
+    _run(run_extract_report(rows, db, sys.stdout))
+
+
+# ---- bench ------------------------------------------------------------------------------------
+@bench_app.command("search")
+def bench_search(facts: int = typer.Option(100000, min=100), queries: int = typer.Option(200, min=10),
+                 db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database."),
+                 seed: int = typer.Option(7)) -> None:
+    """Search latency at N facts in one group vs a brute-force scan in the same run."""
+    _setup()
+    from loregraph.bench.search import run_search_bench
+
+    _run(run_search_bench(facts=facts, queries=queries, db=db, seed=seed, console=err))
+
+
+@bench_app.command("ingest")
+def bench_ingest(messages: int = typer.Option(300, min=10),
+                 db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:
+    """Messages per second through the full pipeline with the local extractor."""
+    _setup()
+    from loregraph.bench.ingest import run_ingest_bench
+
+    _run(run_ingest_bench(messages=messages, db=db, console=err))
+
+
+# ---- models -----------------------------------------------------------------------------------
+@models_app.command("prepare")
+def models_prepare(model_dir: Path = typer.Option(None, help="A local sentence-transformers model folder."),
+                   no_quantize: bool = typer.Option(False, help="Keep fp32 instead of int8.")) -> None:
+    """Export the local embedding model to ONNX once (needs the 'export' extra: torch)."""
+    _setup(True)
+    from loregraph.models.embedder import prepare_model
+
+    try:
+        path = prepare_model(model_dir=model_dir, quantize=not no_quantize) if model_dir else \
+            prepare_model(quantize=not no_quantize)
+    except Exception as exc:
+        _fail(str(exc))
+    console.print(f"model ready: {path}")
+
+
+def main() -> None:  # pragma: no cover
+    app()

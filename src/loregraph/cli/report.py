@@ -1,0 +1,72 @@
+"""The extraction report of ``loregraph extract`` (format of the shared extraction gold set's GUIDELINES).
+
+One JSON line per message: the entities and relationships extracted from it after resolution, the
+speaking user written as ``USER``; then one line with every user's active and inactive relationships
+and entity counts.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+import json
+
+from loregraph.graph.types import Entity, Fact
+
+
+def _name(ent: Entity | None) -> str:
+    if ent is None:
+        return "?"
+    return "USER" if ent.attributes.get("is_speaker") else ent.name
+
+
+def _rel(fact: Fact, names: dict[str, Entity]) -> dict[str, str]:
+    return {"source": _name(names.get(fact.source_id)), "type": fact.type, "target": _name(names.get(fact.target_id))}
+
+
+async def run_extract_report(rows: list[dict[str, Any]], db: str | None, out: TextIO) -> None:
+    from loregraph.cli.main import message_fields
+    from loregraph.memory import Memory, Message
+
+    url = db or f"sqlite:///{Path(tempfile.mkdtemp(prefix='loregraph-extract-')) / 'extract.db'}"
+    m = await Memory.open(url)
+    groups: list[str] = []
+    try:
+        for n, obj in enumerate(rows, 1):
+            try:
+                group, fields = message_fields(obj, None)
+                msg = Message.model_validate(fields)
+            except Exception as exc:
+                raise ValueError(f"message {n}: {exc}") from exc
+            if group not in groups:
+                groups.append(group)
+            (res,) = await m.add_messages(group, [msg], conversation_id=obj.get("conversation_id"))
+            ents = {e.id: e for e in res.entities}
+            missing = [x for f in res.facts for x in (f.source_id, f.target_id) if x not in ents]
+            for e in await m.store_call("get_entities", group, missing):
+                ents[e.id] = e
+            line = {
+                "message_id": obj.get("message_id") or fields.get("name") or str(n),
+                "entities": [{"name": e.name, "type": e.type} for e in res.entities
+                             if not e.attributes.get("is_speaker")],
+                "relations": [_rel(f, ents) for f in res.facts],
+                "invalidated": [_rel(f, ents) for f in res.invalidated],
+            }
+            out.write(json.dumps(line) + "\n")
+            out.flush()
+        final: dict[str, Any] = {}
+        counts: dict[str, int] = {}
+        for group in groups:
+            every = await m.list_facts(group, current=False)
+            ids = list({x for f in every for x in (f.source_id, f.target_id)})
+            names = {e.id: e for e in await m.store_call("get_entities", group, ids)}
+            final[group] = {
+                "active": [_rel(f, names) for f in every if f.is_current()],
+                "inactive": [_rel(f, names) for f in every if not f.is_current()],
+            }
+            ents = await m.list_entities(group)
+            counts[group] = sum(1 for e in ents if not e.attributes.get("is_speaker"))
+        out.write(json.dumps({"final_state": final, "entity_count": counts}) + "\n")
+    finally:
+        await m.close()

@@ -1,0 +1,197 @@
+"""SQLite store: migrations, embedder bookkeeping, one-transaction writes, group isolation, deletes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, Mention
+from loregraph.schema import Schema, SchemaViolationError
+from loregraph.store import EmbedderMismatchError, StoreError, TimeFilter, open_store
+from loregraph.store.sqlite import SQLiteStore
+
+DIM = 8
+SCHEMA = Schema.default()
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def vec(seed: int) -> list[float]:
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return (v / np.linalg.norm(v)).tolist()
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = SQLiteStore(tmp_path / "s.db")
+    s.ensure_embedder("test-model", DIM)
+    yield s
+    s.close()
+
+
+def small_graph(group: str, word: str, seed: int = 0) -> GraphDelta:
+    a = Entity(group_id=group, name=f"{word} person", type="person", embedding=vec(seed))
+    b = Entity(group_id=group, name=f"{word} tool", type="tool", embedding=vec(seed + 1))
+    ep = Episode(group_id=group, content=f"{word} person uses {word} tool", valid_at=T0, embedding=vec(seed + 2))
+    f = Fact(group_id=group, source_id=a.id, target_id=b.id, type="USES", fact=f"{word} person uses {word} tool",
+             episodes=[ep.id], valid_at=T0, embedding=vec(seed + 3))
+    return GraphDelta(group_id=group, episodes=[ep], entities=[a, b], facts=[f],
+                      mentions=[Mention(group_id=group, episode_id=ep.id, entity_id=x.id) for x in (a, b)])
+
+
+def test_migrations_are_recorded_and_reopen_is_idempotent(tmp_path):
+    s = SQLiteStore(tmp_path / "m.db")
+    v = s.schema_version
+    assert v >= 1
+    assert s.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    s.close()
+    s2 = SQLiteStore(tmp_path / "m.db")
+    assert s2.schema_version == v
+    s2.conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'x')")
+    s2.close()
+    with pytest.raises(StoreError, match="newer than this loregraph supports"):
+        SQLiteStore(tmp_path / "m.db")
+
+
+def test_embedder_is_recorded_and_a_different_one_refused(tmp_path):
+    s = SQLiteStore(tmp_path / "e.db")
+    s.ensure_embedder("model-a", 8)
+    s.ensure_embedder("model-a", 8)
+    with pytest.raises(EmbedderMismatchError, match="model-a"):
+        s.ensure_embedder("model-b", 8)
+    with pytest.raises(EmbedderMismatchError, match="dim 8"):
+        s.ensure_embedder("model-a", 16)
+    s.close()
+
+
+def test_open_store_urls(tmp_path):
+    s = open_store(f"sqlite:///{tmp_path}/u.db")
+    s.close()
+    s = open_store(tmp_path / "bare.db")
+    s.close()
+    with pytest.raises(StoreError, match="file path"):
+        open_store("sqlite:///:memory:")
+    with pytest.raises(StoreError, match="unsupported database URL"):
+        open_store("mysql://x")
+    with pytest.raises(StoreError, match="directory does not exist"):
+        open_store(tmp_path / "missing" / "x.db")
+
+
+def test_failure_injected_mid_write_leaves_nothing(store):
+    delta = small_graph("g1", "alpha")
+
+    def boom() -> None:
+        raise RuntimeError("disk on fire")
+
+    store.fail_before_commit = boom
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        store.apply(delta, SCHEMA)
+    store.fail_before_commit = None
+    assert store.count("g1") == {"episodes": 0, "entities": 0, "facts": 0, "mentions": 0, "duplicates": 0}
+    assert store.fulltext("fact", ["g1"], "alpha", 10) == []
+    assert store.vector("fact", ["g1"], np.asarray(vec(3), dtype=np.float32), 10) == []
+    store.apply(delta, SCHEMA)
+    assert store.count("g1")["facts"] == 1
+
+
+def test_schema_violation_writes_nothing(store):
+    delta = small_graph("g1", "beta")
+    delta.facts[0].type = "NOT_A_TYPE"
+    with pytest.raises(SchemaViolationError, match=r"facts\[0\].*type"):
+        store.apply(delta, SCHEMA)
+    assert store.count("g1")["entities"] == 0
+
+
+def test_ids_of_another_group_cannot_be_overwritten(store):
+    d1 = small_graph("g1", "gamma")
+    store.apply(d1, SCHEMA)
+    stolen = d1.entities[0].model_copy(update={"group_id": "g2", "name": "hijack"})
+    with pytest.raises(SchemaViolationError, match="another group"):
+        store.apply(GraphDelta(group_id="g2", entities=[stolen]), SCHEMA)
+    assert store.get_entities("g1", [stolen.id])[0].name == "gamma person"
+
+
+def test_bitemporal_time_filters(store):
+    d = small_graph("g1", "delta")
+    f = d.facts[0]
+    f.invalid_at, f.expired_at = T0 + timedelta(days=30), T0 + timedelta(days=31)
+    store.apply(d, SCHEMA)
+    assert store.list_facts("g1", TimeFilter()) == []
+    assert [x.id for x in store.list_facts("g1", TimeFilter(as_of=T0 + timedelta(days=10)))] == [f.id]
+    assert store.list_facts("g1", TimeFilter(as_of=T0 - timedelta(days=1))) == []
+    assert store.list_facts("g1", TimeFilter(as_of=T0 + timedelta(days=40))) == []
+    assert len(store.list_facts("g1", TimeFilter(include_expired=True))) == 1
+
+
+def test_traversal_two_hops_both_directions(store):
+    g = "g1"
+    ents = [Entity(group_id=g, name=f"n{i}", type="entity") for i in range(5)]
+    # n0 -> n1 <- n2 -> n3 ; n4 isolated
+    facts = [Fact(group_id=g, source_id=ents[a].id, target_id=ents[b].id, type="RELATED_TO", fact=f"{a}-{b}")
+             for a, b in ((0, 1), (2, 1), (2, 3))]
+    store.apply(GraphDelta(group_id=g, entities=ents, facts=facts), SCHEMA)
+    reach = store.traverse(g, [ents[0].id], 2, TimeFilter())
+    assert reach == {ents[0].id: 0, ents[1].id: 1, ents[2].id: 2}
+    assert store.traverse(g, [ents[0].id], 3, TimeFilter())[ents[3].id] == 3
+    assert store.traverse("other", [ents[0].id], 2, TimeFilter()) == {}
+
+
+def test_delete_episode_removes_only_what_it_alone_contributed(store):
+    d = small_graph("g1", "eps")
+    store.apply(d, SCHEMA)
+    ep2 = Episode(group_id="g1", content="eps person again", valid_at=T0 + timedelta(days=1))
+    f = d.facts[0].model_copy(update={"episodes": [d.episodes[0].id, ep2.id], "embedding": None})
+    store.apply(GraphDelta(group_id="g1", episodes=[ep2], facts=[f],
+                           mentions=[Mention(group_id="g1", episode_id=ep2.id, entity_id=d.entities[0].id)]), SCHEMA)
+    counts = store.delete_episode("g1", d.episodes[0].id)
+    assert counts == {"episodes": 1, "facts": 0, "entities": 0}  # fact and entities still backed by ep2
+    assert store.get_facts("g1", [f.id])[0].episodes == [ep2.id]
+    counts = store.delete_episode("g1", ep2.id)
+    assert counts["facts"] == 1 and counts["entities"] == 2
+    assert store.count("g1")["entities"] == 0
+    assert store.delete_episode("g1", "nope")["episodes"] == 0
+
+
+def test_delete_group_removes_everything_of_that_group_only(store):
+    store.apply(small_graph("g1", "keep", 1), SCHEMA)
+    store.apply(small_graph("g2", "drop", 2), SCHEMA)
+    store.delete_group("g2")
+    assert store.count("g2")["entities"] == 0
+    assert store.count("g1")["entities"] == 2
+    assert store.fulltext("fact", ["g2"], "drop", 10) == []
+    assert len(store.fulltext("fact", ["g1"], "keep", 10)) == 1
+
+
+WORDS = st.sampled_from(["apple", "banana", "cherry", "delta", "echo", "fig"])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.lists(st.tuples(st.sampled_from(["ga", "gb", "gc"]), WORDS, st.integers(0, 10_000)),
+                     min_size=1, max_size=12),
+       probe=WORDS, probe_group=st.sampled_from(["ga", "gb", "gc"]))
+def test_no_primitive_returns_another_groups_rows(tmp_path_factory, data, probe, probe_group):
+    s = SQLiteStore(tmp_path_factory.mktemp("iso") / "iso.db")
+    s.ensure_embedder("test-model", DIM)
+    owner: dict[str, str] = {}
+    for group, word, seed in data:
+        d = small_graph(group, word, seed)
+        s.apply(d, SCHEMA)
+        for rec in (*d.entities, *d.facts, *d.episodes):
+            owner[rec.id] = group
+    q = np.asarray(vec(42), dtype=np.float32)
+    for kind in ("entity", "fact", "episode"):
+        for hit in s.fulltext(kind, [probe_group], probe, 50) + s.vector(kind, [probe_group], q, 50):
+            assert owner[hit.id] == probe_group
+    all_ids = list(owner)
+    for rec in (*s.get_entities(probe_group, all_ids), *s.get_facts(probe_group, all_ids),
+                *s.get_episodes(probe_group, all_ids), *s.list_facts(probe_group, TimeFilter()),
+                *s.list_entities(probe_group), *s.recent_episodes(probe_group, before=None, source=None, limit=99)):
+        assert rec.group_id == probe_group
+    for eid in s.traverse(probe_group, all_ids, 2, TimeFilter()):
+        assert owner[eid] == probe_group
+    for f in s.facts_of_entities(probe_group, all_ids, TimeFilter()):
+        assert f.group_id == probe_group
+    s.close()
