@@ -489,6 +489,10 @@ class _DeltaBuilder:
             if r.type not in self.schema.doc.edge_types:
                 self.counts["rejected_types"] += 1
                 continue
+            # the speaker becomes an entity only when the other end of the relation exists
+            if any(ref != SPEAKER and ref not in self.ref_to_id for ref in (r.source, r.target)):
+                self.counts["skipped"] += 1
+                continue
             src, dst = self._resolve_ref(r.source), self._resolve_ref(r.target)
             if src is None or dst is None or src == dst:
                 self.counts["skipped"] += 1
@@ -553,6 +557,10 @@ class _DeltaBuilder:
                 for f in self.store.get_facts(self.gid, [end.fact_id]):
                     if f.is_current():
                         self._invalidate(f, self.reference_time, end.reason)
+                continue
+            if any(ref is not None and ref != SPEAKER and ref not in self.ref_to_id
+                   for ref in (end.source, end.target)):
+                self.counts["skipped_endings"] = self.counts.get("skipped_endings", 0) + 1
                 continue
             src = self._resolve_ref(end.source)
             dst = self._resolve_ref(end.target) if end.target is not None else None

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Set up (if needed) and run the linter and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+. .venv/bin/activate
+export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+ruff check src tests
+python -m pytest "$@"
