@@ -51,8 +51,12 @@ async def run_search_bench(*, facts: int, queries: int, db: str | None, seed: in
         batch, eps, done = [], [], 0
         matrix = np.zeros((facts, emb.dim), dtype=np.float32)
         with console.status(f"writing {facts} facts") as status:
+            seen: set[tuple[str, str, str]] = set()
             while done < facts:
                 s, _, rtype, o, _, text = world.fact()
+                if (s, rtype, o) in seen or s == o:
+                    continue  # the schema allows one current fact per (source, type, target)
+                seen.add((s, rtype, o))
                 v = vec_of[s] + vec_of[o] + rel_vecs[rtype] + rng.normal(0, 0.05, emb.dim).astype(np.float32)
                 v /= np.linalg.norm(v)
                 matrix[done] = v

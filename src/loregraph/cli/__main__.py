@@ -1,0 +1,3 @@
+from loregraph.cli.main import app
+
+app(prog_name="loregraph")
