@@ -16,7 +16,6 @@ from loregraph.extract.base import (
 )
 from loregraph.schema import SchemaViolationError
 from loregraph.store import NotFoundError
-
 from scripted import ScriptedExtractor
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -129,7 +128,7 @@ async def test_ac19_21_24_resolution_aliases_and_duplicate_links(open_memory):
     assert r1.entities[0].id != r2.entities[0].id or "Postgres" in r2.entities[0].aliases
     (r3,) = await m.add_messages("g1", [msg("third", T0 + timedelta(minutes=2))])
     # the alias ties the two names together: one canonical entity, a duplicate-of link for the other
-    canonical = [e for e in r3.entities if e.type == "tool"][0]
+    canonical = next(e for e in r3.entities if e.type == "tool")
     assert canonical.id == r1.entities[[e.name for e in r1.entities].index("Postgres")].id
     if r2.entities[0].id != canonical.id:
         assert [(d.entity_id, d.canonical_id) for d in r3.duplicates] == [(r2.entities[0].id, canonical.id)]
@@ -142,8 +141,8 @@ async def test_same_name_and_type_is_the_same_entity_and_reinforces(open_memory)
     m = await open_memory(extractor=ScriptedExtractor({"FastAPI": uses("FastAPI")}))
     (a,) = await m.add_messages("g1", [msg("I use FastAPI", T0)])
     (b,) = await m.add_messages("g1", [msg("Still using FastAPI", T0 + timedelta(days=1))])
-    tool_a = [e for e in a.entities if e.name == "FastAPI"][0]
-    tool_b = [e for e in b.entities if e.name == "FastAPI"][0]
+    tool_a = next(e for e in a.entities if e.name == "FastAPI")
+    tool_b = next(e for e in b.entities if e.name == "FastAPI")
     assert tool_a.id == tool_b.id and tool_b.mention_count == 2 and tool_b.confidence > tool_a.confidence
     assert b.facts[0].id == a.facts[0].id and b.facts[0].confidence > a.facts[0].confidence
     assert len(await m.list_entities("g1")) == 2  # FastAPI + the speaker
@@ -159,7 +158,7 @@ async def test_ac22_endings_invalidate_only_the_ended_fact(open_memory):
                                           endings=[ExtractedEnding(source=SPEAKER, type="USES", target="r")]),
     }
     m = await open_memory(extractor=ScriptedExtractor(script))
-    (a,) = await m.add_messages("g1", [msg("I use Redis and Kafka", T0)])
+    await m.add_messages("g1", [msg("I use Redis and Kafka", T0)])
     later = T0 + timedelta(days=30)
     (b,) = await m.add_messages("g1", [msg("I no longer use Redis", later)])
     assert [f.fact for f in b.invalidated] == ["User uses Redis"]

@@ -25,7 +25,8 @@ async def run_ingest_bench(*, messages: int, db: str | None, console: Console) -
     base = datetime(2025, 1, 1, tzinfo=UTC)
     try:
         for i, t in enumerate(texts[:10]):  # warm-up: loads spaCy and the embedding model
-            await m.add_messages("warmup", [Message(content=t, role_type="user", timestamp=base + timedelta(minutes=i))])
+            warm = Message(content=t, role_type="user", timestamp=base + timedelta(minutes=i))
+            await m.add_messages("warmup", [warm])
         ctx = ExtractionContext(group_id="x", reference_time=base, role_type="user")
         t0 = time.perf_counter()
         for t in texts[10:]:

@@ -22,7 +22,7 @@ from loregraph.bench.synthetic import TEMPLATES, World
 
 def _pct(values: list[float], q: float) -> float:
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
 async def run_search_bench(*, facts: int, queries: int, db: str | None, seed: int, console: Console) -> None:

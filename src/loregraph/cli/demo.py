@@ -86,6 +86,7 @@ async def run_demo(db: str | None, console: Console) -> None:
                               as_of=__import__("datetime").datetime(2025, 4, 1))
         console.print("\n[bold cyan]Q:[/bold cyan] What database did Orion use on 2025-04-01?  (as_of)")
         for sf in past.facts:
-            console.print(f"  • {sf.fact.fact}  [dim]({fmt_time(sf.fact.valid_at)} → {fmt_time(sf.fact.invalid_at)})[/dim]")
+            span = f"{fmt_time(sf.fact.valid_at)} → {fmt_time(sf.fact.invalid_at)}"
+            console.print(f"  • {sf.fact.fact}  [dim]({span})[/dim]")
     finally:
         await m.close()

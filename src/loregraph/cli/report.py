@@ -7,10 +7,10 @@ and entity counts.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any, TextIO
-import json
 
 from loregraph.graph.types import Entity, Fact
 

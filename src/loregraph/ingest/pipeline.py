@@ -428,7 +428,8 @@ class _DeltaBuilder:
                     attrs["low_confidence"] = True
                     self.counts["low_confidence"] += 1
                 ent = Entity(group_id=self.gid, name=x.name.strip(), type=etype,
-                             aliases=[a for a in dict.fromkeys(x.aliases) if normalize_name(a) != normalize_name(x.name)],
+                             aliases=[a for a in dict.fromkeys(x.aliases)
+                                      if normalize_name(a) != normalize_name(x.name)],
                              attributes=attrs, confidence=round(x.confidence, 4), embedding=vec.tolist(),
                              source_episode_id=self.episode.id, created_at=self.now, updated_at=self.now,
                              summary=str(attrs.get("description") or attrs.get("role") or ""))

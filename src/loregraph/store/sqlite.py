@@ -13,7 +13,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -143,10 +143,8 @@ class SQLiteStore:
 
     # ---- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
-        try:
+        with suppress(Exception):  # closing twice is harmless
             self.conn.close()
-        except Exception:  # pragma: no cover - closing twice
-            pass
 
     def _migrations(self) -> list[tuple[int, str, str]]:
         out = []
