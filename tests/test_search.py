@@ -9,7 +9,6 @@ from pydantic import ValidationError
 
 from loregraph.extract.base import SPEAKER, ExtractedEnding, ExtractedEntity, ExtractedRelation, Extraction
 from loregraph.search.hybrid import mmr, rrf
-
 from scripted import ScriptedExtractor
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

@@ -195,3 +195,29 @@ def test_no_primitive_returns_another_groups_rows(tmp_path_factory, data, probe,
     for f in s.facts_of_entities(probe_group, all_ids, TimeFilter()):
         assert f.group_id == probe_group
     s.close()
+
+
+def test_large_group_vector_path_matches_exact_and_sees_other_writers(tmp_path):
+    path = tmp_path / "large.db"
+    s = SQLiteStore(path)
+    s.ensure_embedder("test-model", DIM)
+    rng = np.random.default_rng(5)
+    ents = []
+    for i in range(300):
+        v = rng.standard_normal(DIM).astype(np.float32)
+        ents.append(Entity(group_id="big", name=f"e{i}", type="entity", embedding=(v / np.linalg.norm(v)).tolist()))
+    s.apply(GraphDelta(group_id="big", entities=ents), SCHEMA)
+    s.apply(small_graph("small", "other", 9), SCHEMA)
+    q = np.asarray(vec(77), dtype=np.float32)
+    exact = [h.id for h in s.vector("entity", ["big"], q, 10)]
+    s.EXACT_KNN_MAX = 50  # force the in-memory Hamming + rescoring path
+    approx = [h.id for h in s.vector("entity", ["big"], q, 10)]
+    assert len(set(exact) & set(approx)) >= 9 and approx[0] == exact[0]
+    assert all(h.id not in {e.id for e in ents} for h in s.vector("entity", ["small"], q, 10))
+    # another process (connection) adds the best possible match: the cached vectors must notice
+    other = SQLiteStore(path)
+    best = Entity(group_id="big", name="best", type="entity", embedding=q.tolist())
+    other.apply(GraphDelta(group_id="big", entities=[best]), SCHEMA)
+    other.close()
+    assert s.vector("entity", ["big"], q, 3)[0].id == best.id
+    s.close()

@@ -91,7 +91,7 @@ class ExtractedEnding:
 
     Either ``fact_id`` names an offered candidate fact, or ``source``/``type``/``target`` describe it
     by refs; ``target`` or ``type`` may be None to mean "any" (e.g. "I'm not working on X any more"
-    names the target and type but "Kenji left Initech" names source, type and target).
+    names the target and type; "Ana left Umbrella Corp" names source, type and target).
     """
 
     fact_id: str | None = None

@@ -222,6 +222,9 @@ class _Runner:
         options = ort.SessionOptions()
         options.intra_op_num_threads = _ort_threads()
         options.inter_op_num_threads = 1
+        # Idle ORT workers otherwise spin after each call and starve spaCy on a 2-core machine
+        # (measured: bench ingest 42 -> 77 messages/s with spinning off).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3

@@ -206,29 +206,47 @@ class HybridSearch:
         fused = rrf(self._rankings(kind, groups, query, qvec, fetch, tf))
         return sorted(fused.items(), key=lambda kv: -kv[1])
 
+    BFS_NEIGHBOURS = 8
+
     def _bfs(self, groups: list[str], entities: dict[str, Entity], seeds: list[str], depth: int,
              tf: TimeFilter, fetch: int) -> list[str]:
+        """Facts around the best entities: hop 1 = facts touching a seed, hop 2 = facts touching the first
+        neighbours reached. Two bounded queries per group, so hubs (the speaker, a popular tool) stay cheap."""
         ranked: list[tuple[int, int, str]] = []
-        for seed_rank, seed in enumerate(seeds):
-            gid = entities[seed].group_id
-            if gid not in groups:
+        rank_of = {s: i for i, s in enumerate(seeds)}
+        for gid in groups:
+            mine = [s for s in seeds if entities[s].group_id == gid]
+            if not mine:
                 continue
-            reach = self.store.traverse(gid, [seed], depth - 1, tf) if depth > 1 else {seed: 0}
-            facts = self.store.facts_of_entities(gid, list(reach), tf, limit=fetch)
-            for f in facts:
-                hop = min(reach.get(f.source_id, depth), reach.get(f.target_id, depth))
-                ranked.append((hop, seed_rank, f.id))
+            hop1 = self.store.facts_of_entities(gid, mine, tf, limit=fetch * len(mine), newest_first=True)
+            neighbours: dict[str, int] = {}
+            for f in hop1:
+                seed = f.source_id if f.source_id in rank_of else f.target_id
+                r = rank_of.get(seed, len(seeds))
+                ranked.append((1, r, f.id))
+                other = f.target_id if seed == f.source_id else f.source_id
+                if other not in rank_of:
+                    neighbours.setdefault(other, r)
+            if depth >= 2 and neighbours:
+                near = sorted(neighbours, key=lambda x: neighbours[x])[:self.BFS_NEIGHBOURS]
+                for f in self.store.facts_of_entities(gid, near, tf, limit=fetch, newest_first=True):
+                    r = min(neighbours.get(f.source_id, len(seeds)), neighbours.get(f.target_id, len(seeds)))
+                    ranked.append((2, r, f.id))
         ranked.sort()
         return list(dict.fromkeys(fid for _, _, fid in ranked))
 
     def _center_rerank(self, groups: list[str], facts: list[Fact], center: str, tf: TimeFilter,
                        fused: dict[str, float]) -> list[str]:
-        dist: dict[str, int] = {}
+        """Facts touching the center node first, then facts one hop away, then the rest (by fused score)."""
+        endpoints = list({x for f in facts for x in (f.source_id, f.target_id)} - {center})
+        near: set[str] = set()
         for g in groups:
-            dist.update(self.store.traverse(g, [center], 3, tf))
+            near |= self.store.neighbours_among(g, center, endpoints, tf)
 
         def hop(f: Fact) -> int:
-            return min(dist.get(f.source_id, 9), dist.get(f.target_id, 9))
+            if center in (f.source_id, f.target_id):
+                return 0
+            return 1 if f.source_id in near or f.target_id in near else 2
 
         return [f.id for f in sorted(facts, key=lambda f: (hop(f), -fused.get(f.id, 0.0)))]
 

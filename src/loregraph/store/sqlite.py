@@ -6,7 +6,6 @@ The stdlib ``sqlite3`` of many Python builds cannot load extensions, so the driv
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
@@ -28,6 +27,7 @@ from loregraph.graph.types import (
     GraphDelta,
 )
 from loregraph.schema import Schema, SchemaViolationError, Violation
+from loregraph.store.text import index_body, query_terms
 from loregraph.store.base import (
     EmbedderMismatchError,
     Hit,
@@ -39,15 +39,6 @@ from loregraph.store.base import (
 log = logging.getLogger("loregraph.store")
 
 _TABLE = {"episode": "episodes", "entity": "entities", "fact": "facts"}
-_WORD = re.compile(r"\w+", re.UNICODE)
-# Very common words carry no signal and make MATCH scan large posting lists.
-STOPWORDS = frozenset(
-    "a an and are as at be been but by did do does for from had has have he her him his how i if in into is "
-    "it its me my of on or our she so that the their them then there they this to was we were what when "
-    "where which who whom why will with would you your".split()
-)
-
-
 def ts(value: datetime | None) -> str | None:
     """Fixed-width ISO-8601 UTC text: lexical order equals time order."""
     if value is None:
@@ -60,32 +51,13 @@ def ts(value: datetime | None) -> str | None:
 def parse_ts(value: str | None) -> datetime | None:
     if value is None:
         return None
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-
-
-def group_token(group_id: str) -> str:
-    """The single full-text token that stands for a group inside the FTS index."""
-    return "g" + hashlib.sha1(group_id.encode("utf-8")).hexdigest()[:24]
+    return datetime.fromisoformat(value)
 
 
 def normalize_name(name: str) -> str:
     """Case-folded, whitespace-collapsed, punctuation-trimmed name used for exact-match resolution."""
     s = re.sub(r"\s+", " ", name.casefold()).strip(" \t\"'.,;:!?()[]{}")
     return s
-
-
-def fts_query(text: str, max_terms: int = 24) -> str | None:
-    """OR-query of the informative words of ``text``, each quoted (safe against FTS syntax)."""
-    terms: list[str] = []
-    for w in _WORD.findall(text.casefold()):
-        if w in STOPWORDS or w in terms:
-            continue
-        terms.append(w)
-        if len(terms) >= max_terms:
-            break
-    if not terms:
-        return None
-    return " OR ".join(f'"{t}"' for t in terms)
 
 
 def _time_sql(alias: str, tf: TimeFilter) -> tuple[str, list[Any]]:
@@ -137,6 +109,8 @@ class SQLiteStore:
         c.execute("PRAGMA cache_size=-65536")
         c.execute("PRAGMA mmap_size=1073741824")
         self._vec_counts: dict[tuple[str, str], int] = {}
+        self._touched_vectors: set[tuple[str, str]] = set()
+        self._vector_cache: dict[tuple[str, str], _GroupVectors] = {}
         self._migrate()
         self._dim = self._meta("embedding_dim")
         self.fail_before_commit: Callable[[], None] | None = None  # test hook: inject a mid-write failure
@@ -144,6 +118,7 @@ class SQLiteStore:
     # ---- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
         with suppress(Exception):  # closing twice is harmless
+            self.conn.execute("PRAGMA optimize")
             self.conn.close()
 
     def _migrations(self) -> list[tuple[int, str, str]]:
@@ -183,10 +158,15 @@ class SQLiteStore:
     def _tx(self) -> Iterator[None]:
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
+            self._touched_vectors = set()
             try:
                 yield
+                self.conn.executemany(
+                    "INSERT INTO vector_generations VALUES (?,?,1) ON CONFLICT(kind, group_id) "
+                    "DO UPDATE SET gen = gen + 1", sorted(self._touched_vectors))
             except BaseException:
                 self.conn.execute("ROLLBACK")
+                self._vec_counts.clear()
                 raise
             else:
                 self.conn.execute("COMMIT")
@@ -214,10 +194,6 @@ class SQLiteStore:
                 self.conn.execute(
                     f"CREATE VIRTUAL TABLE IF NOT EXISTS {kind}_vec USING vec0("
                     f"grp TEXT PARTITION KEY, embedding FLOAT[{dim}] distance_metric=cosine)"
-                )
-                self.conn.execute(
-                    f"CREATE VIRTUAL TABLE IF NOT EXISTS {kind}_vecq USING vec0("
-                    f"grp TEXT PARTITION KEY, embedding BIT[{dim}])"
                 )
                 self.conn.execute(f"CREATE TABLE IF NOT EXISTS {kind}_emb (seq INTEGER PRIMARY KEY, "
                                   f"grp TEXT NOT NULL, embedding BLOB NOT NULL)")
@@ -305,26 +281,28 @@ class SQLiteStore:
         if vec.shape != (int(self._dim),):
             raise StoreError(f"{kind} embedding has dimension {vec.shape[0]}, database expects {self._dim}")
         blob = vec.tobytes()
-        self._vec_delete(kind, [seq])
+        self._vec_delete(kind, [seq], group_id)
         self.conn.execute(f"INSERT INTO {kind}_vec(rowid, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
-        self.conn.execute(f"INSERT INTO {kind}_vecq(rowid, grp, embedding) VALUES (?,?,vec_quantize_binary(?))",
-                          (seq, group_id, blob))
         self.conn.execute(f"INSERT INTO {kind}_emb(seq, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
         self._vec_counts.pop((kind, group_id), None)
+        self._touched_vectors.add((kind, group_id))
 
-    def _vec_delete(self, kind: str, seqs: Sequence[int]) -> None:
+    def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str | None = None) -> None:
         if self._dim is None or not seqs:
             return
+        if group_id is not None:
+            self._touched_vectors.add((kind, group_id))
+        else:  # unknown group: every cached group of this kind reloads
+            self._touched_vectors |= {k for k in self._vector_cache if k[0] == kind}
         marks = _in(seqs)
         self.conn.execute(f"DELETE FROM {kind}_vec WHERE rowid IN ({marks})", list(seqs))
-        self.conn.execute(f"DELETE FROM {kind}_vecq WHERE rowid IN ({marks})", list(seqs))
         self.conn.execute(f"DELETE FROM {kind}_emb WHERE seq IN ({marks})", list(seqs))
 
     def _fts_upsert(self, kind: str, seq: int, group_id: str, body: str) -> None:
         table = f"{_TABLE[kind]}_fts"
         self.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (seq,))
-        self.conn.execute(f"INSERT INTO {table}(rowid, grp, body) VALUES (?,?,?)",
-                          (seq, group_token(group_id), body))
+        self.conn.execute(f"INSERT INTO {table}(rowid, body) VALUES (?,?)", (seq, index_body(group_id, body)))
+        self._vec_counts.pop((table, group_id), None)
 
     def _upsert_episode(self, ep: Episode) -> None:
         row = self.conn.execute(
@@ -483,7 +461,7 @@ class SQLiteStore:
                 counts[table] = len(seqs)
                 for chunk in _chunks(seqs, 500):
                     c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_in(chunk)})", chunk)
-                    self._vec_delete(kind, chunk)
+                    self._vec_delete(kind, chunk, group_id)
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
             self._vec_counts = {k: v for k, v in self._vec_counts.items() if k[1] != group_id}
             for table in ("entity_names", "fact_episodes", "mentions", "duplicates", "blocks",
@@ -528,7 +506,8 @@ class SQLiteStore:
         out: dict[str, Any] = {}
         for chunk in _chunks(list(dict.fromkeys(ids)), 500):
             for r in self.conn.execute(
-                f"SELECT {cols} FROM {table} WHERE group_id = ? AND id IN ({_in(chunk)}){extra}", (group_id, *chunk)
+                # "+group_id": filter by group without letting the planner pick the group index over id
+                f"SELECT {cols} FROM {table} WHERE +group_id = ? AND id IN ({_in(chunk)}){extra}", (group_id, *chunk)
             ):
                 out[r[0]] = conv(r)
         return [out[i] for i in dict.fromkeys(ids) if i in out]
@@ -547,7 +526,7 @@ class SQLiteStore:
         out: dict[str, str] = {}
         for chunk in _chunks(list(ids), 500):
             for eid, typ in self.conn.execute(
-                f"SELECT id, type FROM entities WHERE group_id = ? AND id IN ({_in(chunk)}) AND deleted_at IS NULL",
+                f"SELECT id, type FROM entities WHERE +group_id = ? AND id IN ({_in(chunk)}) AND deleted_at IS NULL",
                 (group_id, *chunk),
             ):
                 out[eid] = typ
@@ -588,7 +567,9 @@ class SQLiteStore:
         return [self._entity(r) for r in self.conn.execute(sql, (*params, limit))]
 
     def facts_of_entities(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
-                          types: Sequence[str] | None = None, limit: int = 1000) -> list[Fact]:
+                          types: Sequence[str] | None = None, limit: int = 1000,
+                          newest_first: bool = False) -> list[Fact]:
+        """Facts touching any of ``entity_ids`` (either end), valid under ``time``."""
         if not entity_ids:
             return []
         tsql, tparams = _time_sql("f", time)
@@ -596,10 +577,15 @@ class SQLiteStore:
         tfilter, typ = "", []
         if types:
             tfilter, typ = f" AND f.type IN ({_in(types)})", list(types)
-        sql = (f"SELECT {', '.join('f.' + c.strip() for c in self._FACT_COLS.split(','))} FROM facts f "
-               f"WHERE f.group_id = ? AND (f.source_id IN ({_in(ids)}) OR f.target_id IN ({_in(ids)})) "
-               f"AND {tsql}{tfilter} ORDER BY f.seq LIMIT ?")
-        rows = self.conn.execute(sql, (group_id, *ids, *ids, *tparams, *typ, limit))
+        cols = ", ".join("f." + c.strip() for c in self._FACT_COLS.split(","))
+        marks = _in(ids)
+        # two index-backed halves; an OR over source/target would scan the whole group
+        sql = (f"SELECT * FROM (SELECT {cols}, f.seq AS seq_ FROM facts f WHERE f.group_id = ? AND f.source_id IN "
+               f"({marks}) AND {tsql}{tfilter} UNION ALL SELECT {cols}, f.seq FROM facts f WHERE f.group_id = ? "
+               f"AND f.target_id IN ({marks}) AND f.source_id NOT IN ({marks}) AND {tsql}{tfilter}) "
+               f"ORDER BY seq_ {'DESC' if newest_first else ''} LIMIT ?")
+        rows = self.conn.execute(sql, (group_id, *ids, *tparams, *typ, group_id, *ids, *ids, *tparams, *typ,
+                                       limit))
         return [self._fact(r) for r in rows]
 
     def list_facts(self, group_id: str, time: TimeFilter, limit: int = 10000) -> list[Fact]:
@@ -654,30 +640,53 @@ class SQLiteStore:
             "SELECT entity_id, canonical_id FROM duplicates WHERE group_id = ?", (group_id,))]
 
     # ---- retrieval primitives -------------------------------------------------------------------
+    # Terms matching more than this share of a group's rows are dropped when rarer terms remain: they
+    # add little to BM25 and their long posting lists dominate query time.
+    COMMON_TERM_SHARE = 0.05
+    COMMON_TERM_MIN_DOCS = 500
+
     def fulltext(self, kind: SearchKind, group_ids: Sequence[str], query: str, limit: int,
                  time: TimeFilter | None = None) -> list[Hit]:
-        q = fts_query(query)
-        if q is None or not group_ids:
-            return []
+        """BM25 over the groups' own term spaces; best first (score = -bm25)."""
         table = _TABLE[kind]
-        groups = " OR ".join(group_token(g) for g in group_ids)
-        match = f"grp:({groups}) AND body:({q})"
+        terms: list[str] = []
+        for gid in dict.fromkeys(group_ids):
+            terms += query_terms(gid, query)
+        if not terms:
+            return []
+        terms = self._informative_terms(table, terms, group_ids)
+        match = " OR ".join(f'"{t}"' for t in terms)
         extra, params = "", []
         if kind == "fact":
             tsql, params = _time_sql("x", time or TimeFilter())
             extra = f" AND {tsql}"
         elif kind == "entity":
             extra = " AND x.deleted_at IS NULL"
-        # Rank inside FTS first (cheap), then filter a bounded over-fetch by the row predicates.
         sql = (f"SELECT x.id, -s.rank FROM (SELECT rowid, rank FROM {table}_fts WHERE {table}_fts MATCH ? "
                f"ORDER BY rank LIMIT ?) s JOIN {table} x ON x.seq = s.rowid WHERE x.group_id IN ({_in(group_ids)})"
                f"{extra} ORDER BY s.rank LIMIT ?")
-        try:
-            rows = self.conn.execute(sql, (match, limit * 4 + 20, *group_ids, *params, limit)).fetchall()
-        except Exception as exc:  # malformed MATCH cannot happen with quoted terms; keep search alive anyway
-            log.warning("full-text query failed: %s", type(exc).__name__)
-            return []
+        rows = self.conn.execute(sql, (match, limit * 4 + 20, *group_ids, *params, limit)).fetchall()
         return [Hit(r[0], float(r[1])) for r in rows]
+
+    def _informative_terms(self, table: str, terms: list[str], group_ids: Sequence[str]) -> list[str]:
+        if len(terms) < 2:
+            return terms
+        df = dict(self.conn.execute(
+            f"SELECT term, doc FROM {table}_fts_vocab WHERE term IN ({_in(terms)})", terms).fetchall())
+        present = [t for t in terms if t in df]
+        if not present:
+            return terms
+        rows = sum(self._row_count(table, g) for g in dict.fromkeys(group_ids))
+        ceiling = max(self.COMMON_TERM_MIN_DOCS, self.COMMON_TERM_SHARE * rows)
+        rare = [t for t in present if df[t] <= ceiling]
+        return rare or [min(present, key=lambda t: df[t])]
+
+    def _row_count(self, table: str, group_id: str) -> int:
+        key = (table, group_id)
+        if key not in self._vec_counts:
+            self._vec_counts[key] = self.conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE group_id = ?", (group_id,)).fetchone()[0]
+        return self._vec_counts[key]
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
                time: TimeFilter | None = None) -> list[Hit]:
@@ -704,22 +713,40 @@ class SQLiteStore:
                 ).fetchall()
                 hits += [Hit(r[0], 1.0 - float(r[1])) for r in rows]
                 continue
-            # large group: Hamming distance on binary codes picks candidates, float vectors rescore them
-            coarse = max(limit * 4, 40)
+            # large group: Hamming distance on in-memory binary codes picks candidates, float16 rescoring
+            cached = self._group_vectors(kind, gid)
+            seqs = cached.nearest(query, fetch)
+            if not seqs:
+                continue
             rows = self.conn.execute(
-                f"SELECT x.id, e.embedding FROM (SELECT rowid FROM {kind}_vecq WHERE embedding MATCH "
-                f"vec_quantize_binary(?) AND k = ? AND grp = ?) v JOIN {kind}_emb e ON e.seq = v.rowid "
-                f"JOIN {table} x ON x.seq = v.rowid WHERE x.group_id = ?{extra}",
-                (blob, coarse, gid, gid, *params),
-            ).fetchall()
-            if rows:
-                mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-                sims = mat @ query
-                hits += [Hit(rows[i][0], float(sims[i])) for i in np.argsort(-sims)[:limit]]
+                f"SELECT x.seq, x.id FROM {table} x WHERE x.seq IN ({_in(seqs)}) AND x.group_id = ?{extra}",
+                (*seqs, gid, *params)).fetchall()
+            ids = dict(rows)
+            sims = cached.scores
+            hits += [Hit(ids[sq], sims[sq]) for sq in seqs if sq in ids][:limit]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
     EXACT_KNN_MAX = 20000
+    VECTOR_CACHE_GROUPS = 4
+
+    def _group_vectors(self, kind: str, group_id: str) -> _GroupVectors:
+        row = self.conn.execute("SELECT gen FROM vector_generations WHERE kind = ? AND group_id = ?",
+                                (kind, group_id)).fetchone()
+        gen = row[0] if row else 0
+        key = (kind, group_id)
+        cached = self._vector_cache.get(key)
+        if cached is None or cached.generation != gen:
+            t0 = time.perf_counter()
+            rows = self.conn.execute(f"SELECT seq, embedding FROM {kind}_emb WHERE grp = ?", (group_id,)).fetchall()
+            cached = _GroupVectors(gen, rows, int(self._dim or 0))
+            self._vector_cache.pop(key, None)
+            while len(self._vector_cache) >= self.VECTOR_CACHE_GROUPS:
+                self._vector_cache.pop(next(iter(self._vector_cache)))
+            log.info("loaded %d %s vectors of a large group in %.0f ms", len(rows), kind,
+                     (time.perf_counter() - t0) * 1e3)
+        self._vector_cache[key] = cached
+        return cached
 
     def _vector_count(self, kind: str, group_id: str) -> int:
         key = (kind, group_id)
@@ -754,6 +781,22 @@ class SQLiteStore:
         valid = self.entity_types(group_id, list(found))
         return {k: v for k, v in found.items() if k in valid}
 
+    def neighbours_among(self, group_id: str, center: str, candidates: Sequence[str],
+                         time: TimeFilter) -> set[str]:
+        """Which of ``candidates`` share a fact (valid under ``time``) with ``center``."""
+        if not candidates:
+            return set()
+        tsql, tparams = _time_sql("f", time)
+        out: set[str] = set()
+        for chunk in _chunks(list(candidates), 400):
+            marks = _in(chunk)
+            for s_id, t_id in self.conn.execute(
+                f"SELECT f.source_id, f.target_id FROM facts f WHERE f.group_id = ? AND ("
+                f"(f.source_id = ? AND f.target_id IN ({marks})) OR (f.target_id = ? AND f.source_id IN ({marks})))"
+                f" AND {tsql}", (group_id, center, *chunk, center, *chunk, *tparams)):
+                out.add(t_id if s_id == center else s_id)
+        return out
+
     def count(self, group_id: str) -> dict[str, int]:
         out = {}
         for table in ("episodes", "entities", "facts", "mentions", "duplicates"):
@@ -764,6 +807,43 @@ class SQLiteStore:
     def groups(self) -> list[str]:
         return [r[0] for r in self.conn.execute(
             "SELECT group_id FROM episodes UNION SELECT group_id FROM entities ORDER BY 1")]
+
+
+class _GroupVectors:
+    """One large group's vectors in memory: binary codes for a Hamming pre-selection, float16 for rescoring.
+
+    Measured on 100k MiniLM-composed vectors: 400 Hamming candidates rescored give recall@20 of 0.99 in ~4 ms.
+    """
+
+    CANDIDATES = 400
+
+    def __init__(self, generation: int, rows: list[tuple[int, bytes]], dim: int):
+        self.generation = generation
+        self.seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        self.codes = np.packbits(mat > 0, axis=1)
+        pad = (-self.codes.shape[1]) % 8
+        if pad:
+            self.codes = np.pad(self.codes, ((0, 0), (0, pad)))
+        self.codes = self.codes.view(np.uint64)
+        self.vectors = mat.astype(np.float16)
+        self.scores: dict[int, float] = {}
+
+    def nearest(self, query: np.ndarray, k: int) -> list[int]:
+        n = len(self.seqs)
+        if n == 0:
+            return []
+        qc = np.packbits(query > 0)
+        pad = (-qc.shape[0]) % 8
+        qc = np.pad(qc, (0, pad)).view(np.uint64)
+        dist = np.bitwise_count(self.codes ^ qc).sum(axis=1, dtype=np.int32)
+        m = min(n, max(self.CANDIDATES, k * 4))
+        cand = np.argpartition(dist, m - 1)[:m] if m < n else np.arange(n)
+        sims = self.vectors[cand].astype(np.float32) @ query
+        order = np.argsort(-sims)[: k * 2]
+        chosen = self.seqs[cand[order]]
+        self.scores = {int(sq): float(sims[i]) for sq, i in zip(chosen, order, strict=True)}
+        return [int(x) for x in chosen]
 
 
 def _chunks(items: list[Any], n: int) -> Iterator[list[Any]]:

