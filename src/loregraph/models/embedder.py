@@ -65,7 +65,7 @@ _EXPORT_HINT = (
 # Texts used to check an exported / quantized graph against the reference model: typical memory
 # sentences plus short search queries (short inputs are the most sensitive to int8 quantization).
 _VERIFY_TEXTS = (
-    "Alice moved to Berlin in 2021 and joined Acme Corp as CTO.",
+    "Alice moved to Berlin in 2021 and joined Umbrella Corp as CTO.",
     "The quarterly budget review was rescheduled to next Tuesday afternoon.",
     "Bob prefers green tea over coffee and is allergic to peanuts.",
     "The deployment failed because the database migration timed out.",
@@ -76,7 +76,7 @@ _VERIFY_TEXTS = (
     "where does Alice work",
     "Bob's favorite drink",
     "when is the project deadline",
-    "who is the CEO of Acme",
+    "who is the CEO of Umbrella",
     "John Smith",
     "Berlin",
 )

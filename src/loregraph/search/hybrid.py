@@ -154,8 +154,13 @@ class HybridSearch:
                 bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, fetch)
             fused = rrf([*fact_rankings, bfs_ranking], [1.0, 1.0, 0.5])
             ids = sorted(fused, key=lambda i: -fused[i])
-            facts = self._load_facts(groups, ids)
-            facts = [f for f in facts if self._fact_ok(f, flt, tf)]
+            facts: list[Fact] = []
+            want = req.limit * 3 if (req.mmr is not None or req.center_node_id) else req.limit
+            for start in range(0, len(ids), max(want, 10)):  # load in score order until enough pass
+                chunk = self._load_facts(groups, ids[start:start + max(want, 10)])
+                facts += [f for f in chunk if self._fact_ok(f, flt, tf)]
+                if len(facts) >= want and not flt.entity_types:
+                    break
             if flt.entity_types:
                 types = {}
                 for g in groups:
@@ -218,20 +223,19 @@ class HybridSearch:
             mine = [s for s in seeds if entities[s].group_id == gid]
             if not mine:
                 continue
-            hop1 = self.store.facts_of_entities(gid, mine, tf, limit=fetch * len(mine), newest_first=True)
             neighbours: dict[str, int] = {}
-            for f in hop1:
-                seed = f.source_id if f.source_id in rank_of else f.target_id
+            for fid, src, dst in self.store.fact_edges(gid, mine, tf, limit=fetch * len(mine)):
+                seed = src if src in rank_of else dst
                 r = rank_of.get(seed, len(seeds))
-                ranked.append((1, r, f.id))
-                other = f.target_id if seed == f.source_id else f.source_id
+                ranked.append((1, r, fid))
+                other = dst if seed == src else src
                 if other not in rank_of:
                     neighbours.setdefault(other, r)
             if depth >= 2 and neighbours:
                 near = sorted(neighbours, key=lambda x: neighbours[x])[:self.BFS_NEIGHBOURS]
-                for f in self.store.facts_of_entities(gid, near, tf, limit=fetch, newest_first=True):
-                    r = min(neighbours.get(f.source_id, len(seeds)), neighbours.get(f.target_id, len(seeds)))
-                    ranked.append((2, r, f.id))
+                for fid, src, dst in self.store.fact_edges(gid, near, tf, limit=fetch):
+                    r = min(neighbours.get(src, len(seeds)), neighbours.get(dst, len(seeds)))
+                    ranked.append((2, r, fid))
         ranked.sort()
         return list(dict.fromkeys(fid for _, _, fid in ranked))
 

@@ -588,6 +588,20 @@ class SQLiteStore:
                                        limit))
         return [self._fact(r) for r in rows]
 
+    def fact_edges(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
+                   limit: int) -> list[tuple[str, str, str]]:
+        """(fact id, source id, target id) of the newest facts touching ``entity_ids``; cheap graph walking."""
+        if not entity_ids:
+            return []
+        tsql, tparams = _time_sql("f", time)
+        ids = list(dict.fromkeys(entity_ids))[:500]
+        marks = _in(ids)
+        sql = (f"SELECT id, source_id, target_id FROM (SELECT f.id, f.source_id, f.target_id, f.seq FROM facts f "
+               f"WHERE f.group_id = ? AND f.source_id IN ({marks}) AND {tsql} UNION ALL SELECT f.id, f.source_id, "
+               f"f.target_id, f.seq FROM facts f WHERE f.group_id = ? AND f.target_id IN ({marks}) "
+               f"AND f.source_id NOT IN ({marks}) AND {tsql}) ORDER BY seq DESC LIMIT ?")
+        return self.conn.execute(sql, (group_id, *ids, *tparams, group_id, *ids, *ids, *tparams, limit)).fetchall()
+
     def list_facts(self, group_id: str, time: TimeFilter, limit: int = 10000) -> list[Fact]:
         tsql, tparams = _time_sql("f", time)
         rows = self.conn.execute(
@@ -727,7 +741,7 @@ class SQLiteStore:
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
-    EXACT_KNN_MAX = 20000
+    EXACT_KNN_MAX = 5000  # above this, a group's vectors are searched in memory (Hamming + rescoring)
     VECTOR_CACHE_GROUPS = 4
 
     def _group_vectors(self, kind: str, group_id: str) -> _GroupVectors:
@@ -825,7 +839,7 @@ class _GroupVectors:
         pad = (-self.codes.shape[1]) % 8
         if pad:
             self.codes = np.pad(self.codes, ((0, 0), (0, pad)))
-        self.codes = self.codes.view(np.uint64)
+        self.codes = np.ascontiguousarray(self.codes.view(np.uint64).T)  # (words, n): fast column popcount
         self.vectors = mat.astype(np.float16)
         self.scores: dict[int, float] = {}
 
@@ -836,7 +850,7 @@ class _GroupVectors:
         qc = np.packbits(query > 0)
         pad = (-qc.shape[0]) % 8
         qc = np.pad(qc, (0, pad)).view(np.uint64)
-        dist = np.bitwise_count(self.codes ^ qc).sum(axis=1, dtype=np.int32)
+        dist = np.bitwise_count(self.codes ^ qc[:, None]).sum(axis=0, dtype=np.uint16)
         m = min(n, max(self.CANDIDATES, k * 4))
         cand = np.argpartition(dist, m - 1)[:m] if m < n else np.arange(n)
         sims = self.vectors[cand].astype(np.float32) @ query
