@@ -27,7 +27,6 @@ from loregraph.graph.types import (
     GraphDelta,
 )
 from loregraph.schema import Schema, SchemaViolationError, Violation
-from loregraph.store.text import index_body, query_terms
 from loregraph.store.base import (
     EmbedderMismatchError,
     Hit,
@@ -35,6 +34,7 @@ from loregraph.store.base import (
     StoreError,
     TimeFilter,
 )
+from loregraph.store.text import index_body, query_terms
 
 log = logging.getLogger("loregraph.store")
 
