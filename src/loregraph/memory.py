@@ -136,6 +136,10 @@ class Memory:
         """Apply a client GraphDelta (validated against the schema, one transaction)."""
         await self._run(self.store.apply, delta, self.schema)
 
+    async def checkpoint(self) -> None:
+        """Compact the store's write-ahead log (call after a bulk import)."""
+        await self._run(self.store.checkpoint)
+
     async def delete_episode(self, group_id: str, episode_id: str) -> dict[str, int]:
         """Delete an episode and whatever only it contributed (facts and entities with no other source)."""
         validate_group_id(group_id)

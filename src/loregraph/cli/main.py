@@ -146,6 +146,7 @@ def ingest(file: Path = typer.Argument(..., help="JSON lines: content, role_type
                     totals["facts"] += len(res.facts)
                     totals["invalidated"] += len(res.invalidated)
                     prog.advance(task)
+            await m.checkpoint()
         finally:
             await m.close()
         console.print(f"ingested {len(items)} messages into {db}: {totals['facts']} facts written or reinforced, "
