@@ -1473,7 +1473,7 @@ class _Run:
             return
         self._end_keys.add(key)
         self.endings.append(ExtractedEnding(source=sr, type=rtype, target=orf,
-                                            reason=f"{reason}: {_short(self.doc.text)}"))
+                                            reason=reason))  # a code, never raw message text
         if s is SPEAKER and rtype in (None, "USES") and getattr(o, "type", "") in ("tool", "concept") \
                 and self._clause_we:
             self.pending_supersede.append(("__speaker_dropped__", o))
@@ -1564,11 +1564,6 @@ def _clean_name(name: str) -> str:
     if name.endswith(("'s", "’s")):
         name = name[:-2]
     return name.strip()
-
-
-def _short(text: str, n: int = 120) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _governor(chunk: Any) -> tuple[str, str] | None:

@@ -61,6 +61,11 @@ def episode_body(content: str, role_type: str | None, role: str | None) -> str:
     return f"{role or ''}({role_type}): {content}"
 
 
+def _reason_code(reason: str) -> str:
+    """Reasons are short codes ("ended", "superseded"); model output could smuggle message text in."""
+    return re.sub(r"[^a-z_]", "", reason.split(":", 1)[0].strip().lower().replace(" ", "_"))[:32] or "ended"
+
+
 def strip_body_prefix(body: str) -> str:
     return _BODY_PREFIX.sub("", body, count=1)
 
@@ -557,7 +562,7 @@ class _DeltaBuilder:
                     continue
                 for f in self.store.get_facts(self.gid, [end.fact_id]):
                     if f.is_current():
-                        self._invalidate(f, self.reference_time, end.reason)
+                        self._invalidate(f, self.reference_time, _reason_code(end.reason))
                 continue
             if any(ref is not None and ref != SPEAKER and ref not in self.ref_to_id
                    for ref in (end.source, end.target)):
@@ -571,7 +576,7 @@ class _DeltaBuilder:
             for f in self._existing(src, end.type, dst):
                 if f.source_id != src and not (f.target_id == src and (dst is None or f.source_id == dst)):
                     continue
-                self._invalidate(f, self.reference_time, end.reason)
+                self._invalidate(f, self.reference_time, _reason_code(end.reason))
 
     # ---- output ---------------------------------------------------------------------------------
     def finish(self) -> GraphDelta:
