@@ -274,3 +274,19 @@ async def test_model_output_naming_unknown_ids_and_types_is_rejected(open_memory
     (res,) = await m.add_messages("g1", [msg("bad")])
     assert [(e.name, e.type) for e in res.entities] == [("Thing", "entity")]
     assert res.facts == [] and res.counts["rejected_types"] == 2 and res.counts["rejected_ids"] == 2
+
+
+async def test_logs_carry_counts_and_ids_never_message_content(open_memory, caplog):
+    import logging
+
+    marker = "Zyxwvut9137"
+    script = {marker: lambda c: Extraction(
+        entities=[ExtractedEntity("a", marker, "tool", 0.9)],
+        relations=[ExtractedRelation(SPEAKER, "USES", "a", f"User uses {marker}")],
+        endings=[ExtractedEnding(source=SPEAKER, type="USES", target="a", reason=f"ended: {marker} text")])}
+    m = await open_memory(extractor=ScriptedExtractor(script))
+    with caplog.at_level(logging.DEBUG, logger="loregraph"):
+        (res,) = await m.add_messages("g1", [msg(f"I use {marker} daily")])
+    records = [r.getMessage() for r in caplog.records if r.name.startswith("loregraph")]
+    assert any(res.episode.id in r for r in records)  # the episode is traceable by id
+    assert all(marker not in r for r in records)
