@@ -163,11 +163,8 @@ def search(query: str = typer.Argument(...), group: list[str] = typer.Option(...
            as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables.")) -> None:
     """Hybrid search (BM25 + vector + graph) over one or more groups."""
     _setup()
-    from loregraph.store import open_store
-
     if not db.startswith("postgres") and not Path(db.removeprefix("sqlite:///")).exists():
         _fail(f"database not found: {db}")
-    del open_store
 
     async def go() -> None:
         m = await _open(db)

@@ -280,7 +280,7 @@ class IngestPipeline:
             assigned |= reach
             if len(reach) < 2:
                 continue
-            existing = self.store.communities_of(gid, list(reach)) if hasattr(self.store, "communities_of") else []
+            existing = self.store.communities_of(gid, list(reach))
             lead = max(reach, key=lambda x: (names[x].mention_count if x in names else 0, x))
             label = names[lead].name if lead in names else "community"
             cid = existing[0] if existing else str(uuid.uuid4())

@@ -295,11 +295,8 @@ class HybridSearch:
 
     def _vectors(self, kind: str, groups: list[str], ids: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        getter = getattr(self.store, "embeddings", None)
-        if getter is None:
-            return out
         for g in groups:
-            out.update(getter(kind, g, ids))
+            out.update(self.store.embeddings(kind, g, ids))  # type: ignore[arg-type]
         return out
 
 
