@@ -136,3 +136,11 @@ def test_mmr_prefers_novel_items():
     vecs = {"a": near, "b": near.copy(), "c": np.array([0.8, 0.0, 0.6], dtype=np.float32)}
     assert mmr(["a", "b", "c"], vecs, q, 0.3, 2) == ["a", "c"]
     assert mmr(["a", "b", "c"], vecs, q, 1.0, 2) == ["a", "b"]
+
+
+async def test_mmr_search_uses_stored_vectors(mem):
+    plain = await mem.search("Orion data", "g1", limit=3)
+    diverse = await mem.search("Orion data", "g1", limit=3, mmr=0.3)
+    assert diverse.facts and {f.fact.id for f in diverse.facts} <= {
+        f.id for f in await mem.list_facts("g1")}
+    assert len(diverse.facts) == len(plain.facts)
