@@ -22,8 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from loregraph.extract.base import Extractor
 from loregraph.graph.types import Entity, Episode, Fact, as_utc, utcnow, validate_group_id
-from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest, IngestPipeline
+from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest, IngestPipeline, RateLimits
 from loregraph.schema import Schema
+from loregraph.search.graph import Explanation, GraphAnswer, GraphQuery
 from loregraph.search.hybrid import HybridSearch, SearchFilters, SearchRequest, SearchResults
 from loregraph.store import NotFoundError, Store, open_store
 
@@ -50,27 +51,32 @@ class Message(BaseModel):
 
 
 class Memory:
-    def __init__(self, store: Store, schema: Schema, embedder: Any, extractor: Extractor):
+    def __init__(self, store: Store, schema: Schema, embedder: Any, extractor: Extractor,
+                 limits: RateLimits | None = None):
         self.store = store
         self.schema = schema
         self.embedder = embedder
         self.extractor = extractor
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loregraph-store")
-        self.pipeline = IngestPipeline(store, schema, embedder, extractor)
-        self.searcher = HybridSearch(store, embedder)
+        self.pipeline = IngestPipeline(store, schema, embedder, extractor, limits)
+        self.graph = GraphQuery(store, schema, embedder)
+        self.searcher = HybridSearch(store, embedder, self.graph)
         self._closed = False
 
     # ---- lifecycle ------------------------------------------------------------------------------
     @classmethod
     async def open(cls, url: str | Path = "sqlite:///memory.db", *, schema: Schema | str | Path | None = None,
-                   embedder: Any = None, extractor: Extractor | None = None) -> Memory:
+                   embedder: Any = None, extractor: Extractor | None = None,
+                   limits: RateLimits | None = None) -> Memory:
         """Open (and migrate) the database at ``url``. Defaults: bundled schema, local ONNX embedder,
         LocalExtractor. A database built with another embedding model is refused."""
-        return await asyncio.to_thread(cls.open_sync, url, schema=schema, embedder=embedder, extractor=extractor)
+        return await asyncio.to_thread(cls.open_sync, url, schema=schema, embedder=embedder, extractor=extractor,
+                                       limits=limits)
 
     @classmethod
     def open_sync(cls, url: str | Path = "sqlite:///memory.db", *, schema: Schema | str | Path | None = None,
-                  embedder: Any = None, extractor: Extractor | None = None) -> Memory:
+                  embedder: Any = None, extractor: Extractor | None = None,
+                  limits: RateLimits | None = None) -> Memory:
         if schema is None:
             schema_obj = Schema.default()
         elif isinstance(schema, Schema):
@@ -91,7 +97,7 @@ class Memory:
         except Exception:
             store.close()
             raise
-        return cls(store, schema_obj, embedder, extractor)
+        return cls(store, schema_obj, embedder, extractor, limits)
 
     async def __aenter__(self) -> Memory:
         return self
@@ -167,6 +173,16 @@ class Memory:
         flt = filters if isinstance(filters, SearchFilters) else SearchFilters.model_validate(filters or {})
         req = SearchRequest(query=query, group_ids=groups, limit=limit, filters=flt, as_of=as_of, **options)
         return await self._run(self.searcher.search, req)
+
+    async def query_graph(self, query: str, group_id: str, *, entity_type: str | None = None,
+                          relationship_type: str | None = None, limit: int = 25) -> GraphAnswer:
+        """Relationship question over one group's graph; each relationship carries its source messages.
+        ``answer.found`` is False (with a message) when nothing relevant is known."""
+        return await self._run(self.graph.query_graph, query, group_id, entity_type, relationship_type, limit)
+
+    async def explain(self, group_id: str, record_id: str) -> Explanation:
+        """The messages an entity or fact came from ("How do you know about X?")."""
+        return await self._run(self.graph.explain, group_id, record_id)
 
     async def get_episodes(self, group_id: str, *, last_n: int = 10, ids: Sequence[str] | None = None,
                            before: datetime | None = None) -> list[Episode]:

@@ -89,6 +89,7 @@ class Entity(Record):
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     mention_count: int = Field(default=1, ge=0)
     source_episode_id: str | None = None
+    conversation_id: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     deleted_at: datetime | None = None
@@ -107,6 +108,7 @@ class Fact(Record):
     embedding: list[float] | None = None
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     episodes: list[str] = Field(default_factory=list)
+    conversation_id: str | None = None
     valid_at: datetime | None = None
     invalid_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)

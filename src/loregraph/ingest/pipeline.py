@@ -102,6 +102,16 @@ class EpisodeRequest(BaseModel):
         return as_utc(v)
 
 
+@dataclass(frozen=True)
+class RateLimits:
+    """Spec 003 SC-003: at most this many new entities / relationships per conversation (None = unlimited).
+
+    Reinforcing what exists is never limited. Episodes without a conversation id are not counted."""
+
+    entities_per_conversation: int | None = 20
+    relationships_per_conversation: int | None = 50
+
+
 @dataclass
 class AddEpisodeResult:
     episode: Episode
@@ -113,6 +123,8 @@ class AddEpisodeResult:
     communities: list[Community] = field(default_factory=list)
     speaker_id: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    rate_limited: dict[str, int] = field(default_factory=dict)
+    """New entities/relationships not created because the conversation reached its limit."""
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -128,11 +140,13 @@ class _Timer:
 
 
 class IngestPipeline:
-    def __init__(self, store: Store, schema: Schema, embedder: Any, extractor: Extractor):
+    def __init__(self, store: Store, schema: Schema, embedder: Any, extractor: Extractor,
+                 limits: RateLimits | None = None):
         self.store = store
         self.schema = schema
         self.embedder = embedder
         self.extractor = extractor
+        self.limits = limits or RateLimits()
 
     # ---- public ---------------------------------------------------------------------------------
     def add_episode(self, req: EpisodeRequest) -> AddEpisodeResult:
@@ -212,6 +226,9 @@ class IngestPipeline:
             "entities_extracted": len(extraction.entities), "relations_extracted": len(extraction.relations),
             "endings_extracted": len(extraction.endings),
         })
+        if result.rate_limited:
+            log.warning("episode %s group=%s hit the conversation rate limit: %s", episode.id, gid,
+                        result.rate_limited)
         log.info(
             "episode %s group=%s processed in %.1f ms: entities=%d facts=%d invalidated=%d duplicates=%d "
             "skipped=%d", episode.id, gid, (time.perf_counter() - t0) * 1e3, len(result.entities),
@@ -313,6 +330,27 @@ class _DeltaBuilder:
         self.speaker_id: str | None = None
         self.counts: dict[str, int] = {"skipped": 0, "low_confidence": 0, "reinforced": 0, "rejected_types": 0}
         self.new_fact_ids: set[str] = set()
+        self.rate_limited: dict[str, int] = {}
+        self.room = self._room(pipe.limits)
+
+    def _room(self, limits: RateLimits) -> dict[str, float]:
+        """How many more entities / relationships the conversation may create."""
+        conv = self.req.conversation_id
+        if conv is None:
+            return {"entities": float("inf"), "relationships": float("inf")}
+        used = self.store.conversation_counts(self.gid, conv)
+        out: dict[str, float] = {}
+        for key, limit in (("entities", limits.entities_per_conversation),
+                           ("relationships", limits.relationships_per_conversation)):
+            out[key] = float("inf") if limit is None else max(0, limit - used[key])
+        return out
+
+    def _take(self, key: str) -> bool:
+        if self.room[key] <= 0:
+            self.rate_limited[key] = self.rate_limited.get(key, 0) + 1
+            return False
+        self.room[key] -= 1
+        return True
 
     # ---- entities -------------------------------------------------------------------------------
     def _speaker(self) -> str | None:
@@ -329,7 +367,8 @@ class _DeltaBuilder:
             self._touch(ent, confidence=1.0)
         else:
             ent = Entity(id=sid, group_id=self.gid, name=name, type="person", attributes={"is_speaker": True},
-                         confidence=1.0, source_episode_id=self.episode.id, created_at=self.now, updated_at=self.now)
+                         confidence=1.0, source_episode_id=self.episode.id, created_at=self.now, updated_at=self.now,
+                         conversation_id=self.req.conversation_id)
             self.entities[sid] = ent
         self.speaker_id = sid
         return sid
@@ -428,6 +467,8 @@ class _DeltaBuilder:
                 if hit is not None:
                     self._merge_into(hit, x, etype, alias=x.name)
                     continue
+                if not self._take("entities"):
+                    continue
                 attrs = self._clean_attributes(etype, x.attributes)
                 if x.confidence < CREATE_THRESHOLD:
                     attrs["low_confidence"] = True
@@ -437,7 +478,8 @@ class _DeltaBuilder:
                                       if normalize_name(a) != normalize_name(x.name)],
                              attributes=attrs, confidence=round(x.confidence, 4), embedding=vec.tolist(),
                              source_episode_id=self.episode.id, created_at=self.now, updated_at=self.now,
-                             summary=str(attrs.get("description") or attrs.get("role") or ""))
+                             summary=str(attrs.get("description") or attrs.get("role") or ""),
+                             conversation_id=self.req.conversation_id)
                 self.entities[ent.id] = ent
                 self.ref_to_id[x.ref] = ent.id
 
@@ -516,15 +558,15 @@ class _DeltaBuilder:
                 self.facts[f.id] = f
                 self.counts["reinforced"] += 1
                 continue
+            if not self._take("relationships"):
+                continue
             attrs: dict[str, Any] = {}
             if r.confidence < CREATE_THRESHOLD:
                 attrs["low_confidence"] = True
                 self.counts["low_confidence"] += 1
-            if self.req.conversation_id:
-                attrs["source_conversation_id"] = self.req.conversation_id
             fact = Fact(group_id=self.gid, source_id=src, target_id=dst, type=r.type, fact=r.fact.strip() or
                         f"{r.source} {r.type} {r.target}", attributes=attrs, confidence=round(r.confidence, 4),
-                        episodes=[self.episode.id], valid_at=valid_at,
+                        episodes=[self.episode.id], valid_at=valid_at, conversation_id=self.req.conversation_id,
                         invalid_at=as_utc(r.invalid_at) if r.invalid_at else None, created_at=self.now)
             if fact.invalid_at is not None:
                 fact.expired_at = self.now
@@ -601,5 +643,5 @@ class _DeltaBuilder:
             episode=self.episode, mentions=self.mentions, entities=list(self.entities.values()),
             facts=list(self.facts.values()), invalidated=list(self.invalidated_facts.values()),
             duplicates=self.duplicates, communities=self.communities, speaker_id=self.speaker_id,
-            counts=dict(self.counts),
+            counts=dict(self.counts), rate_limited=dict(self.rate_limited),
         )

@@ -49,6 +49,7 @@ class SearchRequest(BaseModel):
     center_node_id: str | None = None
     mmr: float | None = Field(default=None, ge=0.0, le=1.0, description="MMR lambda; None disables")
     bfs_depth: int = Field(default=2, ge=0, le=3)
+    route: bool = Field(default=False, description="Route the query (graph / vector / combined) first")
 
     @field_validator("group_ids")
     @classmethod
@@ -87,6 +88,7 @@ class SearchResults:
     entities: list[ScoredEntity] = field(default_factory=list)
     episodes: list[ScoredEpisode] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    route: str | None = None
 
     def is_empty(self) -> bool:
         return not (self.facts or self.entities or self.episodes)
@@ -121,11 +123,32 @@ def mmr(ids: list[str], vectors: dict[str, np.ndarray], query: np.ndarray, lam: 
 
 
 class HybridSearch:
-    def __init__(self, store: Store, embedder: Any):
+    def __init__(self, store: Store, embedder: Any, graph: Any = None):
         self.store = store
         self.embedder = embedder
+        self.graph = graph  # a GraphQuery, for routed search
 
     def search(self, req: SearchRequest) -> SearchResults:
+        if not req.route or self.graph is None:
+            return self._search(req)
+        from loregraph.search.graph import route
+
+        chosen = route(req.query)
+        if chosen == "vector":
+            res = self._search(req.model_copy(update={"bfs_depth": 0}))
+        elif chosen == "graph" and len(req.group_ids) == 1 and req.as_of is None:
+            res = self._search(req)
+            answer = self.graph.query_graph(req.query, req.group_ids[0], limit=req.limit)
+            first = [ScoredFact(r.fact, 1.0, r.source.name, r.target.name) for r in answer.relationships
+                     if self._fact_ok(r.fact, req.filters, TimeFilter())]
+            ids = {f.fact.id for f in first}
+            res.facts = (first + [f for f in res.facts if f.fact.id not in ids])[:req.limit]
+        else:
+            res = self._search(req)
+        res.route = chosen
+        return res
+
+    def _search(self, req: SearchRequest) -> SearchResults:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         tf = TimeFilter(as_of=req.as_of)

@@ -329,15 +329,15 @@ class SQLiteStore:
     def _upsert_entity(self, ent: Entity) -> None:
         row = self.conn.execute(
             "INSERT INTO entities (id, group_id, name, name_norm, type, aliases, summary, attributes, confidence, "
-            "mention_count, source_episode_id, created_at, updated_at, deleted_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET name=excluded.name, "
+            "mention_count, source_episode_id, created_at, updated_at, deleted_at, conversation_id) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET name=excluded.name, "
             "name_norm=excluded.name_norm, type=excluded.type, aliases=excluded.aliases, summary=excluded.summary, "
             "attributes=excluded.attributes, confidence=excluded.confidence, "
             "mention_count=excluded.mention_count, updated_at=excluded.updated_at, "
             "deleted_at=excluded.deleted_at RETURNING seq",
             (ent.id, ent.group_id, ent.name, normalize_name(ent.name), ent.type, json.dumps(ent.aliases),
              ent.summary, json.dumps(ent.attributes), ent.confidence, ent.mention_count, ent.source_episode_id,
-             ts(ent.created_at), ts(ent.updated_at), ts(ent.deleted_at)),
+             ts(ent.created_at), ts(ent.updated_at), ts(ent.deleted_at), ent.conversation_id),
         ).fetchone()
         seq = row[0]
         self.conn.execute("DELETE FROM entity_names WHERE entity_id = ?", (ent.id,))
@@ -350,13 +350,14 @@ class SQLiteStore:
     def _upsert_fact(self, f: Fact) -> None:
         row = self.conn.execute(
             "INSERT INTO facts (id, group_id, source_id, target_id, type, fact, attributes, confidence, episodes, "
-            "valid_at, invalid_at, created_at, expired_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "valid_at, invalid_at, created_at, expired_at, conversation_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(id) DO UPDATE SET fact=excluded.fact, attributes=excluded.attributes, "
             "confidence=excluded.confidence, episodes=excluded.episodes, valid_at=excluded.valid_at, "
             "invalid_at=excluded.invalid_at, expired_at=excluded.expired_at, type=excluded.type, "
             "source_id=excluded.source_id, target_id=excluded.target_id RETURNING seq",
             (f.id, f.group_id, f.source_id, f.target_id, f.type, f.fact, json.dumps(f.attributes), f.confidence,
-             json.dumps(f.episodes), ts(f.valid_at), ts(f.invalid_at), ts(f.created_at), ts(f.expired_at)),
+             json.dumps(f.episodes), ts(f.valid_at), ts(f.invalid_at), ts(f.created_at), ts(f.expired_at),
+             f.conversation_id),
         ).fetchone()
         seq = row[0]
         self.conn.executemany("INSERT OR IGNORE INTO fact_episodes VALUES (?,?,?)",
@@ -480,9 +481,9 @@ class SQLiteStore:
     _EP_COLS = ("id, group_id, name, content, source, source_description, role, role_type, conversation_id, "
                 "valid_at, created_at, fact_ids, entity_ids")
     _ENT_COLS = ("id, group_id, name, type, aliases, summary, attributes, confidence, mention_count, "
-                 "source_episode_id, created_at, updated_at, deleted_at")
+                 "source_episode_id, created_at, updated_at, deleted_at, conversation_id")
     _FACT_COLS = ("id, group_id, source_id, target_id, type, fact, attributes, confidence, episodes, valid_at, "
-                  "invalid_at, created_at, expired_at")
+                  "invalid_at, created_at, expired_at, conversation_id")
 
     @staticmethod
     def _episode(r: Sequence[Any]) -> Episode:
@@ -498,6 +499,7 @@ class SQLiteStore:
             id=r[0], group_id=r[1], name=r[2], type=r[3], aliases=json.loads(r[4]), summary=r[5],
             attributes=json.loads(r[6]), confidence=r[7], mention_count=r[8], source_episode_id=r[9],
             created_at=parse_ts(r[10]), updated_at=parse_ts(r[11]), deleted_at=parse_ts(r[12]), embedding=None,
+            conversation_id=r[13],
         )
 
     @staticmethod
@@ -506,6 +508,7 @@ class SQLiteStore:
             id=r[0], group_id=r[1], source_id=r[2], target_id=r[3], type=r[4], fact=r[5],
             attributes=json.loads(r[6]), confidence=r[7], episodes=json.loads(r[8]), valid_at=parse_ts(r[9]),
             invalid_at=parse_ts(r[10]), created_at=parse_ts(r[11]), expired_at=parse_ts(r[12]), embedding=None,
+            conversation_id=r[13],
         )
 
     def _by_ids(self, table: str, cols: str, group_id: str, ids: Sequence[str], conv: Callable[[Any], Any],
@@ -817,6 +820,20 @@ class SQLiteStore:
                 f" AND {tsql}", (group_id, center, *chunk, center, *chunk, *tparams)):
                 out.add(t_id if s_id == center else s_id)
         return out
+
+    def conversation_counts(self, group_id: str, conversation_id: str) -> dict[str, int]:
+        """Entities and relationships first created in a conversation (for per-conversation rate limits)."""
+        ents = self.conn.execute("SELECT COUNT(*) FROM entities WHERE group_id = ? AND conversation_id = ?",
+                                 (group_id, conversation_id)).fetchone()[0]
+        facts = self.conn.execute("SELECT COUNT(*) FROM facts WHERE group_id = ? AND conversation_id = ?",
+                                  (group_id, conversation_id)).fetchone()[0]
+        return {"entities": ents, "relationships": facts}
+
+    def speakers(self, group_id: str) -> list[Entity]:
+        """Entities that stand for a speaking user of the group."""
+        return [self._entity(r) for r in self.conn.execute(
+            f"SELECT {self._ENT_COLS} FROM entities WHERE group_id = ? AND deleted_at IS NULL "
+            "AND json_extract(attributes, '$.is_speaker') = 1 ORDER BY seq", (group_id,))]
 
     def count(self, group_id: str) -> dict[str, int]:
         out = {}
