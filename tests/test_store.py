@@ -221,3 +221,27 @@ def test_large_group_vector_path_matches_exact_and_sees_other_writers(tmp_path):
     other.close()
     assert s.vector("entity", ["big"], q, 3)[0].id == best.id
     s.close()
+
+
+def test_an_older_database_is_migrated_forward_with_its_data(tmp_path):
+    import sqlean
+
+    from loregraph.store.sqlite import _split_sql
+
+    path = tmp_path / "v1.db"
+    first = next(sql for v, _, sql in SQLiteStore._migrations(SQLiteStore.__new__(SQLiteStore)) if v == 1)
+    c = sqlean.connect(str(path))
+    c.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+              "applied_at TEXT NOT NULL)")
+    for stmt in _split_sql(first):
+        c.execute(stmt)
+    c.execute("INSERT INTO schema_migrations VALUES (1, 'init', 'then')")
+    c.execute("INSERT INTO entities (id, group_id, name, name_norm, type, created_at, updated_at) "
+              "VALUES ('e1', 'g1', 'Old', 'old', 'tool', 'x', 'x')")
+    c.commit()
+    c.close()
+    s = SQLiteStore(path)
+    assert s.schema_version >= 2
+    row = s.conn.execute("SELECT name, conversation_id FROM entities WHERE id = 'e1'").fetchone()
+    assert row == ("Old", None)
+    s.close()
