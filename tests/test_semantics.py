@@ -143,3 +143,40 @@ async def test_search_can_route(mem):
     assert res.facts[0].fact.type == "USES"
     res = await mem.search("What did we discuss about billing?", "ines", route=True)
     assert res.route == "vector" and res.episodes
+
+
+async def test_aliases_resolve_to_one_entity_end_to_end(open_memory):
+    m = await open_memory()
+    for i, text in enumerate(["Our API stores everything in Postgres.", "I use PostgreSQL for analytics too.",
+                              "We run it all on k8s.", "Kubernetes upgrades are painful."]):
+        await m.add_messages("al", [{"content": text, "role_type": "user", "timestamp": T0 + timedelta(hours=i)}])
+    names = [e.name for e in await m.list_entities("al") if not e.attributes.get("is_speaker")]
+    folded = {n.casefold() for n in names}
+    assert len({"postgres", "postgresql"} & folded) == 1, names
+    assert len({"k8s", "kubernetes"} & folded) == 1, names
+
+
+async def test_user_defined_types_from_a_schema_file_work(open_memory, tmp_path):
+    import json
+
+    from loregraph.extract.base import SPEAKER, ExtractedEntity, ExtractedRelation, Extraction
+    from loregraph.schema import Schema
+    from scripted import ScriptedExtractor
+
+    doc = json.loads(Schema.default().doc.model_dump_json())
+    doc["node_types"]["dataset"] = {"parent": "entity", "description": "A data set",
+                                    "properties": {"rows": {"type": "integer"}}}
+    doc["edge_types"]["TRAINS_ON"] = {"description": "A model trains on a data set"}
+    doc["edge_rules"].append({"edge": "TRAINS_ON", "source": "entity", "target": "dataset"})
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(doc))
+    script = {"trains": lambda c: Extraction(
+        entities=[ExtractedEntity("d", "ClickLog", "dataset", 0.9, attributes={"rows": 1000})],
+        relations=[ExtractedRelation(SPEAKER, "TRAINS_ON", "d", "The user trains on ClickLog")])}
+    m = await open_memory(schema=str(path), extractor=ScriptedExtractor(script))
+    (res,) = await m.add_messages("ds", [{"content": "My model trains on ClickLog", "role_type": "user"}])
+    ds = next(e for e in res.entities if e.name == "ClickLog")
+    assert ds.type == "dataset" and ds.attributes == {"rows": 1000}
+    assert [f.type for f in res.facts] == ["TRAINS_ON"]
+    ans = await m.query_graph("What does ClickLog relate to?", "ds", entity_type="dataset")
+    assert ans.found
