@@ -219,6 +219,18 @@ def bench_search(facts: int = typer.Option(100000, min=100), queries: int = type
     _run(run_search_bench(facts=facts, queries=queries, db=db, seed=seed, console=err))
 
 
+@bench_app.command("locomo")
+def bench_locomo(data: Path = typer.Option(None, help="locomo10.json (default: ../shared/bench/locomo/locomo10.json)"),
+                 k: int = typer.Option(10, min=1, max=100), conversations: int = typer.Option(None, min=1),
+                 questions: int = typer.Option(None, min=1, help="At most this many questions per conversation."),
+                 db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:
+    """LoCoMo evidence recall@k vs BM25 and vector baselines over the raw turns (no LLM)."""
+    _setup()
+    from loregraph.bench.locomo import run_locomo_bench
+
+    _run(run_locomo_bench(data=data, k=k, conversations=conversations, questions=questions, db=db, console=err))
+
+
 @bench_app.command("ingest")
 def bench_ingest(messages: int = typer.Option(300, min=10),
                  db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:

@@ -261,7 +261,9 @@ class IngestPipeline:
                 todo.append((f, f.fact))
         for ep in delta.episodes:
             if ep.embedding is None and ep.content:
-                todo.append((ep, strip_body_prefix(ep.content)))
+                # who said it matters for retrieval ("what did Ana say about ..."): keep the speaker's name
+                text = strip_body_prefix(ep.content)
+                todo.append((ep, f"{ep.role}: {text}" if ep.role else text))
         for rec in delta.entities + delta.facts:
             rec.attributes.pop("_needs_embedding", None)
         if not todo:

@@ -1,0 +1,44 @@
+"""LoCoMo benchmark: date parsing, and a smoke run on one conversation (reads ../shared; skips without it)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import pytest
+
+from conftest import SHARED
+from loregraph.bench.locomo import parse_session_time
+
+DATA = SHARED / "bench" / "locomo" / "locomo10.json"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56, tzinfo=UTC)),
+    ("12:09 am on 13 September, 2023", datetime(2023, 9, 13, 0, 9, tzinfo=UTC)),
+    ("12:30 pm on 1 Jan, 2024", datetime(2024, 1, 1, 12, 30, tzinfo=UTC)),
+])
+def test_session_times_parse(text, expected):
+    assert parse_session_time(text) == expected
+
+
+def test_bad_session_time_is_a_clear_error():
+    with pytest.raises(ValueError, match="session date-time"):
+        parse_session_time("yesterday")
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="reads ../shared/bench/locomo/locomo10.json, absent here")
+def test_locomo_smoke_run_on_one_conversation(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "loregraph.cli", "bench", "locomo", "--conversations", "1",
+                          "--questions", "40", "--db", str(tmp_path / "l.db")],
+                         capture_output=True, text=True, timeout=600, check=True)
+    last = out.stdout.strip().splitlines()[-1]
+    m = re.fullmatch(r"locomo recall_at_k=([\d.]+) bm25_recall_at_k=([\d.]+) vector_recall_at_k=([\d.]+) "
+                     r"k=10 questions=(\d+)", last)
+    assert m, last
+    recall, bm25, vector, n = float(m[1]), float(m[2]), float(m[3]), int(m[4])
+    assert n > 10 and 0 < recall <= 1 and 0 < bm25 <= 1 and 0 <= vector <= 1
+    dates = re.search(r"session dates in valid_at: (\d+)/(\d+)", out.stderr.replace("\n", " "))
+    assert dates and dates[1] == dates[2]  # every checked turn carries its session's date-time
