@@ -249,14 +249,15 @@ class HybridSearch:
         if "episodes" in req.include:
             t = time.perf_counter()
             ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req)
-            eps = self._load_episodes(groups, [i for i, _ in ep_ranked])
-            if req.as_of is not None:
-                eps = {k: v for k, v in eps.items() if v.valid_at <= req.as_of}
-            if flt.valid_after or flt.valid_before:
-                eps = {k: v for k, v in eps.items()
-                       if (not flt.valid_after or v.valid_at >= flt.valid_after)
-                       and (not flt.valid_before or v.valid_at <= flt.valid_before)}
-            out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in ep_ranked if i in eps][:req.limit]
+            step = max(req.limit, 10)
+            for start in range(0, len(ep_ranked), step):  # load in score order until enough pass the filters
+                part = ep_ranked[start:start + step]
+                eps = self._load_episodes(groups, [i for i, _ in part])
+                out.episodes += [ScoredEpisode(eps[i], round(s, 6)) for i, s in part
+                                 if i in eps and self._episode_ok(eps[i], flt, req.as_of)]
+                if len(out.episodes) >= req.limit:
+                    break
+            out.episodes = out.episodes[:req.limit]
             timings["episodes"] = _ms(t)
         timings["total"] = _ms(t0)
         out.timings_ms = timings
@@ -321,6 +322,14 @@ class HybridSearch:
             return 1 if f.source_id in near or f.target_id in near else 2
 
         return [f.id for f in sorted(facts, key=lambda f: (hop(f), -fused.get(f.id, 0.0)))]
+
+    @staticmethod
+    def _episode_ok(ep: Episode, flt: SearchFilters, as_of: datetime | None) -> bool:
+        if as_of is not None and ep.valid_at > as_of:
+            return False
+        if flt.valid_after and ep.valid_at < flt.valid_after:
+            return False
+        return not (flt.valid_before and ep.valid_at > flt.valid_before)
 
     @staticmethod
     def _fact_ok(f: Fact, flt: SearchFilters, tf: TimeFilter) -> bool:

@@ -725,7 +725,8 @@ class SQLiteStore:
         elif kind == "entity":
             extra = " AND x.deleted_at IS NULL"
         hits: list[Hit] = []
-        fetch = limit * 3 + 10
+        # facts need headroom for the time filter applied after the kNN; others only for deleted rows
+        fetch = limit * 2 + 10 if kind == "fact" else limit + 5
         query = np.asarray(embedding, dtype=np.float32)
         for gid in dict.fromkeys(group_ids):
             if self._vector_count(kind, gid) <= self.EXACT_KNN_MAX:
