@@ -144,3 +144,24 @@ async def test_mmr_search_uses_stored_vectors(mem):
     assert diverse.facts and {f.fact.id for f in diverse.facts} <= {
         f.id for f in await mem.list_facts("g1")}
     assert len(diverse.facts) == len(plain.facts)
+
+
+async def test_evidence_keeps_the_best_turns_neighbours_next_to_it(open_memory):
+    m = await open_memory(extractor=ScriptedExtractor())
+    turns = ["Did you finish the marathon?", "Yes! I ran it in four hours last Sunday.", "Amazing, congrats.",
+             "Unrelated: the weather is grey.", "Let us talk about gardening tomatoes."]
+    for i, text in enumerate(turns):
+        await m.add_messages("g1", [{"content": text, "role_type": "user", "timestamp": T0 + timedelta(minutes=i)}],
+                             conversation_id="s1")
+    await m.add_messages("g1", [{"content": "marathon in another session", "role_type": "user",
+                                 "timestamp": T0 + timedelta(minutes=2, seconds=30)}], conversation_id="s2")
+    res = await m.search("finish the marathon", "g1", limit=3)
+    best = res.episodes[0].episode
+    assert "finish the marathon" in best.content
+    ctx = res.context[best.id]
+    assert [e.content.split(": ", 1)[1] for e in ctx] == [turns[1]]  # next turn, same conversation only
+    ev = [e.episode.id for e in res.evidence(3)]
+    assert ev[:2] == [best.id, ctx[0].id]
+    assert await m.store_call("adjacent_episodes", "other-group", best.id, 1) == []
+    none = await m.search("finish the marathon", "g1", limit=3, neighbours=0)
+    assert none.context == {}

@@ -56,6 +56,8 @@ class SearchRequest(BaseModel):
     mmr: float | None = Field(default=None, ge=0.0, le=1.0, description="MMR lambda; None disables")
     bfs_depth: int = Field(default=2, ge=0, le=3)
     route: bool = Field(default=False, description="Route the query (graph / vector / combined) first")
+    neighbours: int = Field(default=1, ge=0, le=5,
+                            description="Turns before/after the best episode kept as its context (evidence())")
     fusion: Literal["convex", "rrf"] = "convex"
     vector_weight: float = Field(default=VECTOR_WEIGHT, ge=0.0, le=1.0)
 
@@ -97,6 +99,8 @@ class SearchResults:
     episodes: list[ScoredEpisode] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     route: str | None = None
+    context: dict[str, list[Episode]] = field(default_factory=dict)
+    """Adjacent turns of the best episode (by episode id): a message and its reply belong together."""
 
     def is_empty(self) -> bool:
         return not (self.facts or self.entities or self.episodes)
@@ -110,8 +114,14 @@ class SearchResults:
             for ep in f.fact.episodes:
                 if ep in scores:
                     scores[ep] += FACT_EVIDENCE_BOOST * f.score
-        ranked = sorted(scores, key=lambda i: -scores[i])[:k]
-        return [ScoredEpisode(by_id[i], round(scores[i], 6)) for i in ranked]
+        out: list[ScoredEpisode] = []
+        for i in sorted(scores, key=lambda i: -scores[i]):
+            if all(e.episode.id != i for e in out):
+                out.append(ScoredEpisode(by_id[i], round(scores[i], 6)))
+            for ctx in self.context.get(i, []):  # the best turn's neighbours come right after it
+                if all(e.episode.id != ctx.id for e in out):
+                    out.append(ScoredEpisode(ctx, round(scores[i], 6)))
+        return out[:k]
 
 
 def rrf(rankings: list[list[str]], weights: list[float] | None = None, k: int = RRF_K) -> dict[str, float]:
@@ -258,6 +268,10 @@ class HybridSearch:
                 if len(out.episodes) >= req.limit:
                     break
             out.episodes = out.episodes[:req.limit]
+            if req.neighbours and out.episodes:
+                best = out.episodes[0].episode
+                out.context[best.id] = [e for e in self.store.adjacent_episodes(best.group_id, best.id, req.neighbours)
+                                        if self._episode_ok(e, flt, req.as_of)]
             timings["episodes"] = _ms(t)
         timings["total"] = _ms(t0)
         out.timings_ms = timings

@@ -556,6 +556,23 @@ class SQLiteStore:
             "LIMIT ?", (*params, limit)).fetchall()
         return [self._episode(r) for r in reversed(rows)]
 
+    def adjacent_episodes(self, group_id: str, episode_id: str, n: int = 1) -> list[Episode]:
+        """Up to ``n`` episodes right before and after one, in the same conversation (or with none)."""
+        row = self.conn.execute("SELECT valid_at, conversation_id, seq FROM episodes WHERE id = ? AND group_id = ?",
+                                (episode_id, group_id)).fetchone()
+        if row is None or n <= 0:
+            return []
+        at, conv, seq = row
+        before = self.conn.execute(
+            f"SELECT {self._EP_COLS} FROM episodes WHERE group_id = ? AND conversation_id IS ? AND "
+            "(valid_at < ? OR (valid_at = ? AND seq < ?)) ORDER BY valid_at DESC, seq DESC LIMIT ?",
+            (group_id, conv, at, at, seq, n)).fetchall()
+        after = self.conn.execute(
+            f"SELECT {self._EP_COLS} FROM episodes WHERE group_id = ? AND conversation_id IS ? AND "
+            "(valid_at > ? OR (valid_at = ? AND seq > ?)) ORDER BY valid_at, seq LIMIT ?",
+            (group_id, conv, at, at, seq, n)).fetchall()
+        return [self._episode(r) for r in [*reversed(before), *after]]
+
     def find_entities_by_names(self, group_id: str, names_norm: Iterable[str]) -> list[Entity]:
         names = [n for n in dict.fromkeys(names_norm) if n]
         if not names:
