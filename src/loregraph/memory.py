@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from loregraph.extract.base import Extractor
-from loregraph.graph.types import Entity, Episode, Fact, as_utc, utcnow, validate_group_id
+from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, as_utc, utcnow, validate_group_id
 from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest, IngestPipeline, RateLimits
 from loregraph.schema import Schema
 from loregraph.search.graph import Explanation, GraphAnswer, GraphQuery
@@ -62,6 +62,7 @@ class Memory:
         self.graph = GraphQuery(store, schema, embedder)
         self.searcher = HybridSearch(store, embedder, self.graph)
         self._closed = False
+        self._close_hooks: list[Callable[[], Any]] = []
 
     # ---- lifecycle ------------------------------------------------------------------------------
     @classmethod
@@ -88,9 +89,9 @@ class Memory:
 
             embedder = get_default_embedder()
         if extractor is None:
-            from loregraph.extract.local import LocalExtractor
+            from loregraph.extract.llm import default_extractor
 
-            extractor = LocalExtractor()
+            extractor = default_extractor()  # LocalExtractor unless an LLM is configured (LOREGRAPH_LLM_MODEL)
         store = open_store(url)
         try:
             store.ensure_embedder(embedder.name, embedder.dim)
@@ -98,6 +99,14 @@ class Memory:
             store.close()
             raise
         return cls(store, schema_obj, embedder, extractor, limits)
+
+    def on_close(self, hook: Callable[[], Any]) -> None:
+        """Await ``hook()`` when this Memory closes, before the store does (removed with ``remove_close_hook``)."""
+        self._close_hooks.append(hook)
+
+    def remove_close_hook(self, hook: Callable[[], Any]) -> None:
+        if hook in self._close_hooks:
+            self._close_hooks.remove(hook)
 
     async def __aenter__(self) -> Memory:
         return self
@@ -108,6 +117,11 @@ class Memory:
     async def close(self) -> None:
         if self._closed:
             return
+        for hook in list(self._close_hooks):  # e.g. turn indexers flushing their last turn (spec 004)
+            try:
+                await hook()
+            except Exception:  # closing must still close the store
+                log.exception("a close hook failed")
         await self._run(self.store.close)
         self._closed = True
         self._executor.shutdown(wait=True)
@@ -157,6 +171,48 @@ class Memory:
     async def delete_group(self, group_id: str) -> dict[str, int]:
         validate_group_id(group_id)
         return await self._run(self.store.delete_group, group_id)
+
+    async def delete_fact(self, group_id: str, fact_id: str) -> None:
+        """Remove one fact on a client's request (a fact that stops being true is invalidated, not deleted)."""
+        validate_group_id(group_id)
+        if not await self._run(self.store.delete_fact, group_id, fact_id):
+            raise NotFoundError(f"fact {fact_id} not found in group {group_id}")
+
+    async def clear(self) -> dict[str, int]:
+        """Delete every group's data."""
+        totals: dict[str, int] = {}
+        for gid in await self._run(self.store.groups):
+            for k, v in (await self._run(self.store.delete_group, gid)).items():
+                totals[k] = totals.get(k, 0) + v
+        return totals
+
+    async def add_entity(self, group_id: str, name: str, *, summary: str = "", entity_id: str | None = None,
+                         entity_type: str = "entity") -> Entity:
+        """Create an entity, or rename and re-describe the group's entity with ``entity_id``; the name is
+        embedded and the write is schema-checked like any other."""
+        validate_group_id(group_id)
+
+        def work() -> Entity:
+            now = utcnow()
+            found = self.store.get_entities(group_id, [entity_id]) if entity_id else []
+            if found:
+                ent = found[0]
+                ent.name, ent.summary, ent.updated_at = name, summary, now
+                if entity_type != "entity":
+                    ent.type = entity_type
+            else:
+                ent = Entity(**({"id": entity_id} if entity_id else {}), group_id=group_id, name=name,
+                             type=entity_type, summary=summary, created_at=now, updated_at=now)
+            ent.embedding = self.embedder.embed_one(name).tolist()
+            self.store.apply(GraphDelta(group_id=group_id, entities=[ent]), self.schema)
+            return ent
+
+        return await self._run(work)
+
+    async def run_on_store_thread(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run ``fn`` on the store thread (the only one that touches the store): e.g. a queued job's whole
+        execution, so that its bookkeeping and its graph write share one transaction (``loregraph.jobs``)."""
+        return await self._run(fn, *args, **kwargs)
 
     # ---- reads ----------------------------------------------------------------------------------
     async def store_call(self, method: str, *args: Any, **kwargs: Any) -> Any:

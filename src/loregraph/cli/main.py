@@ -1,4 +1,4 @@
-"""Command-line interface: ``loregraph demo | ingest | search | extract | bench | models``.
+"""Command-line interface: ``loregraph demo | ingest | search | extract | serve | bench | models``.
 
 Imports of heavy modules happen inside commands so that ``loregraph search`` starts fast.
 """
@@ -231,6 +231,21 @@ def bench_locomo(data: Path = typer.Option(None, help="locomo10.json (default: .
     _run(run_locomo_bench(data=data, k=k, conversations=conversations, questions=questions, db=db, console=err))
 
 
+@bench_app.command("llm-cost")
+def bench_llm_cost(data: Path = typer.Option(None, help="Gold JSONL (default: ../shared/bench/extraction/dev.jsonl)"),
+                   graphiti_python: str = typer.Option(None, envvar="LOREGRAPH_GRAPHITI_PYTHON",
+                                                       help="Python of another venv with graphiti-core, if not here."),
+                   preprocessing: str = typer.Option(None, help="Preprocessing prompt for our side (e.g. "
+                                                                "default-session-turn.md)."),
+                   limit: int = typer.Option(None, min=1, help="Only the first N messages.")) -> None:
+    """LLM calls and prompt tokens per message: LLMExtractor vs graphiti-core, same scripted answers."""
+    _setup()
+    from loregraph.bench.llm_cost import run_llm_cost_bench
+
+    _run(run_llm_cost_bench(data=data, graphiti_python=graphiti_python, console=err, preprocessing=preprocessing,
+                            limit=limit))
+
+
 @bench_app.command("ingest")
 def bench_ingest(messages: int = typer.Option(300, min=10),
                  db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:
@@ -239,6 +254,29 @@ def bench_ingest(messages: int = typer.Option(300, min=10),
     from loregraph.bench.ingest import run_ingest_bench
 
     _run(run_ingest_bench(messages=messages, db=db, console=err))
+
+
+@bench_app.command("api")
+def bench_api(messages: int = typer.Option(400, min=20), clients: int = typer.Option(8, min=1, max=64),
+              db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:
+    """REST POST /messages acceptance rate and p95 latency (concurrent clients), end-to-end messages/s."""
+    _setup()
+    from loregraph.bench.api import run_api_bench
+
+    _run(run_api_bench(messages=messages, clients=clients, db=db, console=err))
+
+
+# ---- serve ------------------------------------------------------------------------------------
+@app.command()
+def serve(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memory.db."),
+          host: str = typer.Option(None, help="Interface to bind (default 127.0.0.1; loopback only without keys)."),
+          port: int = typer.Option(None, help="Port (default 8000; 0 picks a free one)."),
+          config: Path = typer.Option(None, "--config", help="Config file (.yaml/.toml/.json); also LOREGRAPH_CONFIG."),
+          ) -> None:
+    """Run the REST service. Settings: flags > environment (LOREGRAPH_*) > .env > config file."""
+    from loregraph.api.rest.serve import run_serve
+
+    raise typer.Exit(run_serve(config_file=config, db=db, host=host, port=port))
 
 
 # ---- models -----------------------------------------------------------------------------------

@@ -59,6 +59,9 @@ class ExtractionContext:
     relation_types: list[str] = field(default_factory=list)
     excluded_entity_types: list[str] = field(default_factory=list)
     custom_instructions: str | None = None
+    preprocessing_prompt: bool | str | None = None
+    """Per-episode override of the extractor's preprocessing prompt (spec 004): None keeps the extractor's
+    setting, False turns it off, True/'NAME.md'/inline text replaces it (``loregraph.extract.prompts``)."""
 
 
 @dataclass(slots=True)

@@ -83,11 +83,15 @@ class EpisodeRequest(BaseModel):
     source_description: str = ""
     reference_time: datetime = Field(default_factory=utcnow)
     uuid: str | None = None
+    episode_id: str | None = None  # id for a new episode (a queued job's own, so a retry can't duplicate it)
     conversation_id: str | None = None
     previous_episode_ids: list[str] | None = None
     entity_types: list[str] | None = None
     excluded_entity_types: list[str] | None = None
     suppress_content: bool = False
+    preprocessing_prompt: bool | str | None = None
+    """Per-episode preprocessing prompt (spec 004): None keeps the extractor's, False disables, True /
+    'NAME.md' / inline text overrides. Extractors that cannot apply it record it in ``extraction_notes``."""
     update_communities: bool = False
     build_body: bool = True
 
@@ -126,6 +130,9 @@ class AddEpisodeResult:
     rate_limited: dict[str, int] = field(default_factory=dict)
     """New entities/relationships not created because the conversation reached its limit."""
     timings_ms: dict[str, float] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    """Model usage of this episode (calls, prompt/completion tokens, retries, ...); empty without an LLM."""
+    extraction_notes: dict[str, Any] = field(default_factory=dict)
 
 
 class _Timer:
@@ -171,7 +178,8 @@ class IngestPipeline:
             reference_time = req.reference_time
             body = episode_body(req.content, req.role_type, req.role) \
                 if req.build_body and req.source == "message" and req.role_type else req.content
-            episode = Episode(group_id=gid, name=req.name, content=body, source=req.source,
+            episode = Episode(**({"id": req.episode_id} if req.episode_id else {}),
+                              group_id=gid, name=req.name, content=body, source=req.source,
                               source_description=req.source_description, role=req.role,
                               role_type=req.role_type, valid_at=reference_time, created_at=now,
                               conversation_id=req.conversation_id)
@@ -200,6 +208,7 @@ class IngestPipeline:
             entity_types=req.entity_types or self.schema.node_types,
             relation_types=self.schema.edge_types,
             excluded_entity_types=req.excluded_entity_types or [],
+            preprocessing_prompt=req.preprocessing_prompt,
         )
         extraction = self.extractor.extract(text, context)
         timer.lap("extract")
@@ -226,6 +235,13 @@ class IngestPipeline:
             "entities_extracted": len(extraction.entities), "relations_extracted": len(extraction.relations),
             "endings_extracted": len(extraction.endings),
         })
+        result.usage = {k: int(v) for k, v in (extraction.notes.get("usage") or {}).items()}
+        if req.preprocessing_prompt is not None and "preprocessing" not in extraction.notes:
+            from loregraph.extract.prompts import preprocessing_label
+
+            extraction.notes["preprocessing"] = {"requested": preprocessing_label(req.preprocessing_prompt),
+                                                 "applied": False}
+        result.extraction_notes = dict(extraction.notes)
         if result.rate_limited:
             log.warning("episode %s group=%s hit the conversation rate limit: %s", episode.id, gid,
                         result.rate_limited)

@@ -114,6 +114,7 @@ class SQLiteStore:
         self._migrate()
         self._dim = self._meta("embedding_dim")
         self.fail_before_commit: Callable[[], None] | None = None  # test hook: inject a mid-write failure
+        self._apply_hooks: list[Callable[[Any], None]] = []  # see apply_hook
 
     # ---- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -264,6 +265,41 @@ class SQLiteStore:
             self._check_cardinality(delta, schema)
             if self.fail_before_commit is not None:
                 self.fail_before_commit()
+            for hook in list(self._apply_hooks):
+                hook(self.conn)
+
+    @contextmanager
+    def apply_hook(self, hook: Callable[[Any], None]) -> Iterator[None]:
+        """Within this block every ``apply`` also runs ``hook(conn)`` inside its transaction, just before the
+        commit: a caller's bookkeeping (e.g. marking a queued job done) commits or rolls back with the graph."""
+        self._apply_hooks.append(hook)
+        try:
+            yield
+        finally:
+            self._apply_hooks.remove(hook)
+
+    def group_of(self, kind: SearchKind, record_id: str) -> str | None:
+        """The group an episode, entity or fact belongs to (for routes that name a record only by id)."""
+        row = self.conn.execute(f"SELECT group_id FROM {_TABLE[kind]} WHERE id = ?", (record_id,)).fetchone()
+        return row[0] if row else None
+
+    def delete_fact(self, group_id: str, fact_id: str) -> int:
+        """Remove one fact (its text and vector rows, its episode links); returns how many were deleted."""
+        c = self.conn
+        with self._tx():
+            if c.execute("SELECT 1 FROM facts WHERE id = ? AND group_id = ?", (fact_id, group_id)).fetchone() is None:
+                return 0
+            episode_ids = [r[0] for r in c.execute(
+                "SELECT episode_id FROM fact_episodes WHERE group_id = ? AND fact_id = ?", (group_id, fact_id))]
+            for eid in episode_ids:
+                row = c.execute("SELECT fact_ids FROM episodes WHERE id = ? AND group_id = ?",
+                                (eid, group_id)).fetchone()
+                if row is not None:
+                    rest = [f for f in json.loads(row[0]) if f != fact_id]
+                    c.execute("UPDATE episodes SET fact_ids = ? WHERE id = ?", (json.dumps(rest), eid))
+            c.execute("DELETE FROM fact_episodes WHERE group_id = ? AND fact_id = ?", (group_id, fact_id))
+            self._delete_rows("fact", "facts", [fact_id])
+        return 1
 
     def _foreign_ids(self, delta: GraphDelta) -> list[Violation]:
         """Ids in the delta that exist already but belong to another group may not be overwritten."""

@@ -1,0 +1,233 @@
+"""Request and response bodies of the REST service (Graphiti-compatible where Graphiti has the route).
+
+Validation happens here, at the boundary: a bad field is a 422 that names it, before anything is queued
+or written.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from loregraph.graph.types import GROUP_ID_PATTERN, as_utc, utcnow, validate_group_id
+
+MIN_TIME = datetime(1000, 1, 1, tzinfo=UTC)
+MAX_TIME = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+def _utf8(v: str) -> str:
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text (no unpaired surrogates)") from None
+    return v
+
+
+def _group(v: str) -> str:
+    return validate_group_id(v, "group_id")
+
+
+def _time(v: datetime) -> datetime:
+    try:
+        v = as_utc(v)
+    except OverflowError:
+        raise ValueError("out of range") from None
+    if not MIN_TIME <= v < MAX_TIME:
+        raise ValueError("must be between the years 1000 and 9998")
+    return v
+
+
+Text = Annotated[str, AfterValidator(_utf8)]
+GroupId = Annotated[str, Field(min_length=1, max_length=128, pattern=GROUP_ID_PATTERN.pattern, examples=["alice"]),
+                    AfterValidator(_group)]
+Timestamp = Annotated[datetime, AfterValidator(_time)]
+RecordId = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_utf8)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---- spec 000: add messages ---------------------------------------------------------------------
+class MessageIn(_Body):
+    content: Text
+    uuid: RecordId | None = Field(None, description="Reprocess this existing episode instead of creating one")
+    name: Annotated[Text, Field(max_length=512)] = ""
+    role_type: Literal["user", "assistant", "system"]
+    role: Annotated[Text, Field(max_length=256)] | None = None
+    timestamp: Timestamp = Field(default_factory=utcnow, description="Defaults to the time the request is parsed")
+    source_description: Annotated[Text, Field(max_length=1024)] = ""
+
+
+class AddMessagesRequest(_Body):
+    group_id: GroupId
+    messages: list[MessageIn]
+
+
+class Result(BaseModel):
+    message: str
+    success: bool
+
+
+# ---- Graphiti-compatible routes -----------------------------------------------------------------
+class SearchQuery(_Body):
+    group_ids: list[GroupId] | None = Field(None, description="Default: every group the key may read")
+    query: Annotated[Text, Field(min_length=1, max_length=4096)]
+    max_facts: int = Field(10, ge=1, le=200)
+
+
+class FactResult(BaseModel):
+    uuid: str
+    name: str
+    fact: str
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    created_at: datetime
+    expired_at: datetime | None
+    source_node_uuid: str
+    target_node_uuid: str
+    episodes: list[str]
+
+
+class SearchResults(BaseModel):
+    facts: list[FactResult]
+
+
+class GetMemoryRequest(_Body):
+    group_id: GroupId
+    max_facts: int = Field(10, ge=1, le=200)
+    center_node_uuid: RecordId | None = None
+    messages: list[MessageIn] = Field(min_length=1)
+
+
+class GetMemoryResponse(BaseModel):
+    facts: list[FactResult]
+
+
+class AddEntityNodeRequest(_Body):
+    uuid: RecordId
+    group_id: GroupId
+    name: Annotated[Text, Field(min_length=1, max_length=512)]
+    summary: Annotated[Text, Field(max_length=8192)] = ""
+
+
+class EntityNode(BaseModel):
+    uuid: str
+    name: str
+    group_id: str
+    labels: list[str]
+    created_at: datetime
+    summary: str
+    attributes: dict[str, Any]
+
+
+class EpisodicNode(BaseModel):
+    uuid: str
+    name: str
+    group_id: str
+    labels: list[str]
+    created_at: datetime
+    source: str
+    source_description: str
+    content: str
+    valid_at: datetime
+    entity_edges: list[str]
+
+
+# ---- loregraph's own routes ---------------------------------------------------------------------
+class Entity(BaseModel):
+    uuid: str
+    group_id: str
+    name: str
+    type: str
+    aliases: list[str]
+    summary: str
+    attributes: dict[str, Any]
+    confidence: float
+    mention_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class Fact(FactResult):
+    group_id: str
+    type: str
+    confidence: float
+    attributes: dict[str, Any]
+
+
+class QueryGraphRequest(_Body):
+    query: Annotated[Text, Field(min_length=1, max_length=4096)]
+    entity_type: Annotated[Text, Field(max_length=64)] | None = None
+    relationship_type: Annotated[Text, Field(max_length=64)] | None = None
+    limit: int = Field(25, ge=1, le=200)
+
+
+class Provenance(BaseModel):
+    episode_uuid: str
+    message_name: str
+    conversation_id: str | None
+    valid_at: datetime
+    source_description: str
+    content: str
+
+
+class Relationship(BaseModel):
+    fact: Fact
+    source: Entity
+    target: Entity
+    provenance: list[Provenance]
+
+
+class GraphAnswer(BaseModel):
+    query: str
+    route: str
+    found: bool
+    message: str
+    entity_type: str | None
+    relationship_type: str | None
+    entities: list[Entity]
+    relationships: list[Relationship]
+
+
+class Explanation(BaseModel):
+    kind: Literal["entity", "fact"]
+    entity: Entity | None = None
+    fact: Fact | None = None
+    sources: list[Provenance]
+    conversation_ids: list[str]
+
+
+class FailedJob(BaseModel):
+    id: str
+    attempts: int
+    error: str | None
+    created_at: str
+    finished_at: str | None
+
+
+class QueueStatus(BaseModel):
+    group_id: str
+    pending: int
+    running: int
+    done: int
+    failed: int
+    failed_jobs: list[FailedJob]
+
+
+class RetryResult(BaseModel):
+    group_id: str
+    retried: int
+
+
+class Health(BaseModel):
+    status: str
+    schema_version: int | None = None
+    worker: bool | None = None
+    pending: int | None = None
+
+
+class ErrorBody(BaseModel):
+    detail: Any

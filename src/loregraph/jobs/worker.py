@@ -1,0 +1,211 @@
+"""The single queue worker: one job at a time, oldest first, for the service's lifetime.
+
+A job runs the add-episode pipeline on the store thread with ``SQLiteStore.apply_hook`` marking it done
+inside the graph write's transaction: a kill at any moment leaves either both or neither. The episode
+id is derived from the job id, a second guard: a job whose episode exists already is only marked done.
+A failing job is recorded as failed and the worker goes on; a transient error (connection, timeout,
+database busy) is retried once after a backoff. On shutdown the worker takes no new job; what is still
+pending runs at the next start. Logs carry ids, counts and durations, never message content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest
+from loregraph.jobs.queue import Job, JobQueue, episode_id_for, mark_done_sql
+
+log = logging.getLogger("loregraph.jobs")
+
+RETRY_BACKOFF_S = 0.5
+POLL_INTERVAL_S = 1.0  # also picks up jobs enqueued by other processes sharing the database
+LOGGED_FACT_IDS = 20
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Errors worth one more try: connection problems, timeouts, a busy database, or any error that
+    declares itself transient (``exc.transient = True``)."""
+    if getattr(exc, "transient", False):
+        return True
+    if isinstance(exc, ConnectionError | TimeoutError):
+        return True
+    msg = str(exc).lower()
+    return type(exc).__name__ == "OperationalError" and ("locked" in msg or "busy" in msg)
+
+
+def error_text(exc: BaseException) -> str:
+    """What the jobs table records about a failure (validation errors without the offending input)."""
+    if isinstance(exc, ValidationError):
+        parts = [f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors(include_input=False)]
+        return f"ValidationError: {'; '.join(parts)}"
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+class _WorkerLock:
+    """At most one worker per database file across processes (an OS lock, released even on kill -9)."""
+
+    def __init__(self, db_path: Path):
+        self.path = Path(f"{db_path}.worker.lock")
+        self.fd: int | None = None
+
+    def acquire(self) -> bool:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: single process assumed
+            return True
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self.fd = fd
+        return True
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing drops the lock
+            self.fd = None
+
+
+class Worker:
+    def __init__(self, memory: Any, queue: JobQueue, *, max_attempts: int = 3,
+                 retry_backoff_s: float = RETRY_BACKOFF_S, poll_interval_s: float = POLL_INTERVAL_S):
+        self.memory = memory
+        self.queue = queue
+        self.max_attempts = max_attempts
+        self.retry_backoff_s = retry_backoff_s
+        self.poll_interval_s = poll_interval_s
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+        self._lock = _WorkerLock(queue.path)
+        self.processed = 0
+        self.failed = 0
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def start(self) -> bool:
+        """Recover interrupted jobs and start the loop. False when another process runs this database's worker
+        (jobs accepted here are then executed there)."""
+        if not self._lock.acquire():
+            log.warning("another process runs the worker of %s; this one only accepts jobs", self.queue.path)
+            return False
+        recovered = await asyncio.to_thread(self.queue.recover, self.max_attempts)
+        counts = await asyncio.to_thread(self.queue.counts)
+        log.info("worker started: pending=%d failed=%d (recovered %d interrupted job(s), %d over the attempt limit)",
+                 counts["pending"], counts["failed"], recovered["reset"], recovered["failed"])
+        self._task = asyncio.create_task(self._loop(), name="loregraph-worker")
+        return True
+
+    def wake(self) -> None:
+        """New jobs were enqueued."""
+        self._wake.set()
+
+    async def stop(self, timeout: float = 30.0) -> None:
+        """Take no new job; let the running one finish (up to ``timeout``); leave the rest pending."""
+        self._stopping = True
+        self._wake.set()
+        if self._task is not None:
+            done, _ = await asyncio.wait({self._task}, timeout=timeout)
+            if not done:
+                log.warning("worker stop: the running job did not finish within %.1f s; it runs again at the "
+                            "next start", timeout)
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._task
+        counts = await asyncio.to_thread(self.queue.counts)
+        log.info("worker stopped: %d processed, %d failed in this run; %d pending left for the next start",
+                 self.processed, self.failed, counts["pending"])
+        self._lock.release()
+
+    async def _loop(self) -> None:
+        while not self._stopping:
+            self._wake.clear()
+            try:
+                claimed = await asyncio.to_thread(self.queue.claim)
+            except Exception as exc:  # the database is unreachable: keep the worker alive, try again later
+                log.error("worker: cannot claim a job (%s); retrying in %.1f s", type(exc).__name__,
+                          self.poll_interval_s)
+                claimed = None
+            if claimed is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
+                continue
+            job, remaining = claimed
+            log.info("job %s picked up: group=%s attempt=%d queue_remaining=%d", job.id, job.group_id,
+                     job.attempts, remaining)
+            try:
+                await self._run(job)
+            except asyncio.CancelledError:
+                # stop() gave up waiting: the job goes back to pending unless its write already committed
+                await asyncio.to_thread(self.queue.release, job.seq)
+                raise
+            except Exception:  # bookkeeping failed; never let one job end the worker
+                log.exception("job %s: unexpected worker error", job.id)
+
+    async def _run(self, job: Job) -> None:
+        t0 = time.perf_counter()
+        retries = 0
+        while True:
+            try:
+                result = await self.memory.run_on_store_thread(self._execute, job)
+                break
+            except Exception as exc:
+                if is_transient(exc) and retries < 1 and not self._stopping:
+                    retries += 1
+                    log.warning("job %s: transient %s; retrying once in %.2f s", job.id, type(exc).__name__,
+                                self.retry_backoff_s)
+                    await asyncio.sleep(self.retry_backoff_s)  # backoff before the retry
+                    await asyncio.to_thread(self.queue.note_attempt, job.seq)
+                    continue
+                await asyncio.to_thread(self.queue.mark_failed, job.seq, error_text(exc))
+                self.failed += 1
+                log.warning("job %s failed after %.1f ms: group=%s error=%s retries=%d", job.id,
+                            (time.perf_counter() - t0) * 1e3, job.group_id, type(exc).__name__, retries)
+                return
+        self.processed += 1
+        ms = (time.perf_counter() - t0) * 1e3
+        if result is None:
+            log.info("job %s done in %.1f ms: its episode existed already (not processed again)", job.id, ms)
+            return
+        c = result.counts
+        fact_ids = [f.id for f in result.facts][:LOGGED_FACT_IDS]
+        log.info("job %s done in %.1f ms: group=%s episode=%s candidate_entities=%d candidate_relations=%d "
+                 "entities=%d accepted_facts=%d invalidated_facts=%d duplicates=%d skipped=%d retries=%d "
+                 "fact_ids=%s", job.id, ms, job.group_id, result.episode.id, c.get("entities_extracted", 0),
+                 c.get("relations_extracted", 0), len(result.entities), len(result.facts), len(result.invalidated),
+                 len(result.duplicates), c.get("skipped", 0), retries, ",".join(fact_ids) or "-")
+
+    def _execute(self, job: Job) -> AddEpisodeResult | None:
+        """Runs on the store thread: the pipeline, with the done-mark inside its write transaction."""
+        store = self.memory.store
+        payload = dict(job.payload)
+        episode_id = payload.get("uuid") or episode_id_for(job.id)
+        if not payload.get("uuid"):
+            payload["episode_id"] = episode_id
+            if store.get_episodes(job.group_id, [episode_id]):
+                self.queue.mark_done(job.seq, episode_id)
+                return None
+        req = EpisodeRequest.model_validate(payload)
+        marked: list[bool] = []
+
+        def hook(conn: Any) -> None:
+            mark_done_sql(conn, job.seq, episode_id)
+            marked.append(True)
+
+        with store.apply_hook(hook):
+            result: AddEpisodeResult = self.memory.pipeline.add_episode(req)
+        if not marked:  # the pipeline wrote nothing (cannot happen today): still done exactly once
+            self.queue.mark_done(job.seq, episode_id)
+        return result

@@ -1,0 +1,244 @@
+"""LLMClient against the scripted OpenAI-compatible server on 127.0.0.1 (the real ``openai`` SDK underneath):
+structured output and its fallbacks, retry once with backoff, truncation recovery, process-wide limits."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from loregraph.bench.scripted_llm import ScriptedLLMServer
+from loregraph.models.llm import (
+    GOVERNOR,
+    LLMClient,
+    LLMConfig,
+    LLMGovernor,
+    LLMMetrics,
+    LLMResponseError,
+    LLMUnavailable,
+    TokenBucket,
+    configure_llm_limits,
+    parse_json_tolerant,
+    salvage_truncated_json,
+)
+
+SCHEMA = {"type": "object", "properties": {"items": {"type": "array"}}, "required": ["items"]}
+ANSWER = {"items": [{"name": "FastAPI"}, {"name": "Phoenix"}, {"name": "Sarah"}]}
+MSGS = [{"role": "system", "content": "Answer with JSON."}, {"role": "user", "content": "<message>\nhello\n</message>"}]
+
+
+@pytest.fixture
+def server():
+    with ScriptedLLMServer({"hello": ANSWER}, timeout_delay=2.0) as s:
+        yield s
+
+
+def client(server: ScriptedLLMServer, **cfg) -> LLMClient:
+    cfg.setdefault("retry_backoff", 0.05)
+    cfg.setdefault("timeout", 5.0)
+    return LLMClient(LLMConfig(model="scripted", base_url=server.base_url, **cfg), governor=LLMGovernor(),
+                     metrics=LLMMetrics())
+
+
+def test_json_schema_request_usage_and_metrics(server):
+    c = client(server)
+    res = c.complete_json(MSGS, SCHEMA, name="things")
+    assert res.data == ANSWER and res.mode == "json_schema" and not res.partial
+    (call,) = server.calls
+    assert call.response_format["type"] == "json_schema"
+    assert call.response_format["json_schema"]["schema"] == SCHEMA
+    assert call.body["model"] == "scripted" and call.max_tokens == 2048
+    # token accounting comes from the server's usage block
+    assert res.usage.calls == 1 and res.usage.retries == 0
+    assert res.usage.prompt_tokens == call.prompt_tokens > 0
+    assert res.usage.completion_tokens == call.completion_tokens > 0
+    snap = c.metrics.snapshot()
+    assert snap["calls"] == 1 and snap["prompt_tokens"] == call.prompt_tokens and snap["failures"] == 0
+
+
+@pytest.mark.parametrize("fault,kind", [("429", "rate_limited"), ("500", "status_500"), ("503", "status_503"),
+                                        ("timeout", "timeout")])
+def test_transient_error_retried_once_after_backoff(server, fault, kind):
+    c = client(server, retry_backoff=0.2, timeout=0.5)
+    server.inject(fault)
+    res = c.complete_json(MSGS, SCHEMA)
+    assert res.data == ANSWER
+    assert res.usage.calls == 2 and res.usage.retries == 1
+    first, second = server.calls
+    assert first.fault == fault and second.fault is None
+    gap = second.at - first.at
+    assert gap >= 0.2 + (0.5 if fault == "timeout" else 0.0) - 0.02  # backoff (after the timeout) was respected
+    assert c.metrics.snapshot()["retries"] == 1
+
+
+def test_retry_after_header_is_honoured(server):
+    server.retry_after = 0.4
+    c = client(server, retry_backoff=0.0)
+    server.inject("429")
+    c.complete_json(MSGS, SCHEMA)
+    first, second = server.calls
+    assert second.at - first.at >= 0.38
+
+
+def test_persistent_failure_is_not_retried_twice(server):
+    c = client(server)
+    server.inject("429", "429", "429")
+    with pytest.raises(LLMUnavailable) as info:
+        c.complete_json(MSGS, SCHEMA)
+    assert info.value.kind == "rate_limited"
+    assert len(server.calls) == 2 and info.value.usage.calls == 2 and info.value.usage.retries == 1
+    assert c.metrics.snapshot()["failures"] == 1
+
+
+def test_invalid_json_retried_once_then_error(server):
+    c = client(server)
+    server.inject("malformed")
+    assert c.complete_json(MSGS, SCHEMA).data == ANSWER
+    assert [x.fault for x in server.calls] == ["malformed", None]
+    server.reset_calls()
+    server.inject("malformed", "malformed")
+    with pytest.raises(LLMResponseError) as info:
+        c.complete_json(MSGS, SCHEMA)
+    assert info.value.kind == "invalid_json" and len(server.calls) == 2
+
+
+def test_validation_failure_counts_as_invalid(server):
+    c = client(server)
+
+    def needs_people(data):
+        if "people" not in data:
+            raise ValueError("missing people")
+
+    with pytest.raises(LLMResponseError):
+        c.complete_json(MSGS, SCHEMA, validate=needs_people)
+    assert len(server.calls) == 2
+
+
+def test_truncated_answer_reasked_with_higher_limit(server):
+    c = client(server, max_tokens=8, max_tokens_ceiling=64)
+    res = c.complete_json(MSGS, SCHEMA)
+    assert res.data == ANSWER and not res.partial
+    assert [x.max_tokens for x in server.calls] == [8, 16, 32]
+    assert [x.finish_reason for x in server.calls] == ["length", "length", "stop"]
+    assert res.usage.truncations == 2 and res.usage.retries == 0
+    assert c.metrics.snapshot()["truncation_recoveries"] == 1
+
+
+def test_truncated_at_ceiling_keeps_complete_items(server):
+    c = client(server, max_tokens=8, max_tokens_ceiling=16)
+    res = c.complete_json(MSGS, SCHEMA)
+    assert res.partial
+    assert res.data["items"] and all(set(x) == {"name"} for x in res.data["items"])
+    assert len(res.data["items"]) < len(ANSWER["items"])
+    assert [x.max_tokens for x in server.calls] == [8, 16]
+
+
+def test_injected_truncation_recovers(server):
+    c = client(server)
+    server.inject("truncate")
+    res = c.complete_json(MSGS, SCHEMA)
+    assert res.data == ANSWER
+    assert [x.max_tokens for x in server.calls] == [2048, 4096]
+
+
+def test_structured_output_falls_back_and_remembers(server):
+    server.reject_modes = {"json_schema"}
+    c = client(server)
+    assert c.complete_json(MSGS, SCHEMA).data == ANSWER
+    assert [(x.response_format or {}).get("type") for x in server.calls] == ["json_schema", "json_object"]
+    assert c.mode == "json_object"
+    server.reset_calls()
+    c.complete_json(MSGS, SCHEMA)
+    assert [(x.response_format or {}).get("type") for x in server.calls] == ["json_object"]
+    # a server with no JSON support at all: plain text read by the tolerant parser
+    server.reject_modes = {"json_schema", "json_object"}
+    server.reset_calls()
+    server.inject(None, "think")  # type: ignore[arg-type]
+    res = c.complete_json(MSGS, SCHEMA)
+    assert res.data == ANSWER and res.mode == "none" and c.mode == "none"
+    assert server.calls[-1].response_format is None and server.calls[-1].answer.startswith("<think>")
+
+
+def test_fixed_mode_does_not_fall_back(server):
+    server.reject_modes = {"json_schema"}
+    c = client(server, structured_output="json_schema")
+    with pytest.raises(Exception) as info:
+        c.complete_json(MSGS, SCHEMA)
+    assert getattr(info.value, "kind", "") == "bad_request" and len(server.calls) == 1
+
+
+def test_tolerant_parsing():
+    assert parse_json_tolerant('<think>maybe {"x": 0}</think>\n```json\n{"a": 1}\n```') == {"a": 1}
+    assert parse_json_tolerant('Sure! Here you go: {"a": {"b": [1, 2]}} Hope it helps.') == {"a": {"b": [1, 2]}}
+    assert parse_json_tolerant('<THINK>\nplan\n</THINK>{"a": 2}') == {"a": 2}
+    for bad in ("", "no json here", "<think>never closed {\"a\": 1}", "[1, 2]"):
+        with pytest.raises(ValueError):
+            parse_json_tolerant(bad)
+    cut = '{"entities": [{"name": "A", "type": "tool"}, {"name": "B", "ty'
+    assert salvage_truncated_json(cut) == {"entities": [{"name": "A", "type": "tool"}]}
+    assert salvage_truncated_json('{"a": "unterminated') is None
+
+
+def test_token_bucket_waits():
+    now = [0.0]
+    b = TokenBucket(per_minute=60, burst=2, clock=lambda: now[0])  # 1 per second, burst of 2
+    assert b.reserve(1) == 0 and b.reserve(1) == 0
+    assert b.reserve(1) == pytest.approx(1.0)
+    assert b.reserve(1) == pytest.approx(2.0)  # queued behind the previous reservation
+    now[0] = 10.0
+    assert b.reserve(1) == 0
+    b.adjust(5)  # the call used more than reserved: the debt delays the next caller
+    assert b.reserve(1) > 0
+
+
+def test_requests_per_minute_limit_spaces_calls(server):
+    gov = LLMGovernor(concurrency=4, requests_per_minute=600, burst_seconds=0.1)  # 10/s, no burst
+    c = LLMClient(LLMConfig(model="scripted", base_url=server.base_url), governor=gov, metrics=LLMMetrics())
+    t0 = time.monotonic()
+    for _ in range(5):
+        c.complete_json(MSGS, SCHEMA)
+    assert time.monotonic() - t0 >= 0.38
+    times = [x.at for x in server.calls]
+    assert times[-1] - times[0] >= 0.35  # 4 gaps of ~0.1 s at the server
+    assert c.metrics.snapshot()["rate_limit_wait_ms"] > 0
+
+
+def test_tokens_per_minute_limit(server):
+    # ~530 tokens per request at 60k tokens/min (1k/s) with a 0.6 s burst: the 2nd and 3rd requests wait
+    gov = LLMGovernor(concurrency=4, tokens_per_minute=60000, burst_seconds=0.6)
+    c = LLMClient(LLMConfig(model="scripted", base_url=server.base_url, max_tokens=40), governor=gov,
+                  metrics=LLMMetrics())
+    long = [{"role": "user", "content": "<message>\nhello " + "x" * 2000 + "\n</message>"}]
+    t0 = time.monotonic()
+    for _ in range(3):
+        c.complete_json(long, SCHEMA)
+    assert time.monotonic() - t0 >= 0.8
+    assert all(x.prompt_tokens > 500 for x in server.calls)
+
+
+def test_concurrency_limit_is_process_wide(server):
+    server.delay = 0.15
+    before = (GOVERNOR.concurrency, GOVERNOR.requests_per_minute, GOVERNOR.tokens_per_minute)
+    configure_llm_limits(concurrency=2)
+    try:
+        # two clients (two call sites), one process-wide limit
+        clients = [LLMClient(LLMConfig(model="scripted", base_url=server.base_url)) for _ in range(2)]
+        assert all(c.governor is GOVERNOR for c in clients)
+        errors: list[BaseException] = []
+
+        def work(c: LLMClient) -> None:
+            try:
+                c.complete_json(MSGS, SCHEMA)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(clients[i % 2],)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert not errors and len(server.calls) == 6
+        assert server.max_in_flight == 2 and GOVERNOR.max_in_flight == 2
+    finally:
+        configure_llm_limits(*before)
