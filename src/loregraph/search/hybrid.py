@@ -169,6 +169,7 @@ def mmr(ids: list[str], vectors: dict[str, np.ndarray], query: np.ndarray, lam: 
 
 class HybridSearch:
     MIN_POOL = 100
+    FACT_POOL = 50  # facts and entities: the wider pool paid off for episodes only
 
     def __init__(self, store: Store, embedder: Any, graph: Any = None):
         self.store = store
@@ -208,10 +209,15 @@ class HybridSearch:
 
         # entities first: they seed the graph expansion
         t = time.perf_counter()
-        ent_ranked = self._fused("entity", groups, req.query, qvec, fetch, tf, req)
-        entities = self._load_entities(groups, [i for i, _ in ent_ranked])
-        if flt.entity_types:
-            entities = {k: v for k, v in entities.items() if v.type in flt.entity_types}
+        ent_ranked = self._fused("entity", groups, req.query, qvec, max(req.limit * 5, self.FACT_POOL), tf, req)
+        entities: dict[str, Entity] = {}
+        need = max(req.limit, 3)
+        for start in range(0, len(ent_ranked), need * 2):  # load in score order until enough pass the filter
+            part = self._load_entities(groups, [i for i, _ in ent_ranked[start:start + need * 2]])
+            entities.update({k: v for k, v in part.items()
+                             if not flt.entity_types or v.type in flt.entity_types})
+            if len(entities) >= need:
+                break
         ent_order = [(i, s) for i, s in ent_ranked if i in entities]
         timings["entities"] = _ms(t)
 
@@ -220,8 +226,9 @@ class HybridSearch:
             seeds = [i for i, _ in ent_order[:3]]
             bfs_ranking: list[str] = []
             if req.bfs_depth and seeds:
-                bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, fetch)
-            bm25, vec = self._hits("fact", groups, req.query, qvec, fetch, tf)
+                bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, max(req.limit * 5, self.FACT_POOL))
+            # facts keep the smaller pool: the wider one paid off for episodes only (LoCoMo, conversations 0-4)
+            bm25, vec = self._hits("fact", groups, req.query, qvec, max(req.limit * 5, self.FACT_POOL), tf)
             if req.fusion == "rrf":
                 fused = rrf([[h.id for h in bm25], [h.id for h in vec], bfs_ranking], [1.0, 1.0, 0.5])
             else:
@@ -294,7 +301,7 @@ class HybridSearch:
             fused = convex(bm25, vec, req.vector_weight)
         return sorted(fused.items(), key=lambda kv: -kv[1])
 
-    BFS_NEIGHBOURS = 8
+    BFS_NEIGHBOURS = 5
 
     def _bfs(self, groups: list[str], entities: dict[str, Entity], seeds: list[str], depth: int,
              tf: TimeFilter, fetch: int) -> list[str]:
@@ -307,7 +314,7 @@ class HybridSearch:
             if not mine:
                 continue
             neighbours: dict[str, int] = {}
-            for fid, src, dst in self.store.fact_edges(gid, mine, tf, limit=fetch * len(mine)):
+            for fid, src, dst in self.store.fact_edges(gid, mine, tf, limit=fetch):
                 seed = src if src in rank_of else dst
                 r = rank_of.get(seed, len(seeds))
                 ranked.append((1, r, fid))

@@ -34,7 +34,7 @@ from loregraph.store.base import (
     StoreError,
     TimeFilter,
 )
-from loregraph.store.text import index_body, query_terms
+from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
 
 log = logging.getLogger("loregraph.store")
 
@@ -109,6 +109,9 @@ class SQLiteStore:
         c.execute("PRAGMA cache_size=-65536")
         c.execute("PRAGMA mmap_size=1073741824")
         self._vec_counts: dict[tuple[str, str], int] = {}
+        # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change.
+        # Another process's writes are not seen here: a stale count only changes which common terms a query drops.
+        self._df_cache: dict[tuple[str, str], dict[str, int]] = {}
         self._touched_vectors: set[tuple[str, str]] = set()
         self._vector_cache: dict[tuple[str, str], _GroupVectors] = {}
         self._migrate()
@@ -175,6 +178,7 @@ class SQLiteStore:
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 self._vec_counts.clear()
+                self._df_cache.clear()
                 raise
             else:
                 self.conn.execute("COMMIT")
@@ -346,6 +350,7 @@ class SQLiteStore:
         self.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (seq,))
         self.conn.execute(f"INSERT INTO {table}(rowid, body) VALUES (?,?)", (seq, index_body(group_id, body)))
         self._vec_counts.pop((table, group_id), None)
+        self._df_cache.pop((table, group_token(group_id)), None)
 
     def _upsert_episode(self, ep: Episode) -> None:
         row = self.conn.execute(
@@ -488,6 +493,7 @@ class SQLiteStore:
 
     def _delete_rows(self, kind: str, table: str, ids: Sequence[str]) -> None:
         c = self.conn
+        self._df_cache.clear()
         for chunk in _chunks(list(ids), 500):
             seqs = [r[0] for r in c.execute(f"SELECT seq FROM {table} WHERE id IN ({_in(chunk)})", chunk)]
             if not seqs:
@@ -508,6 +514,7 @@ class SQLiteStore:
                     self._vec_delete(kind, chunk, group_id)
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
             self._vec_counts = {k: v for k, v in self._vec_counts.items() if k[1] != group_id}
+            self._df_cache.clear()
             for table in ("entity_names", "fact_episodes", "mentions", "duplicates", "blocks",
                           "community_members", "communities"):
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
@@ -598,15 +605,14 @@ class SQLiteStore:
                                 (episode_id, group_id)).fetchone()
         if row is None or n <= 0:
             return []
-        at, conv, seq = row
+        at, conv, _ = row
+        # plain range conditions so the (group_id, conversation_id, valid_at) index is walked, not scanned
         before = self.conn.execute(
-            f"SELECT {self._EP_COLS} FROM episodes WHERE group_id = ? AND conversation_id IS ? AND "
-            "(valid_at < ? OR (valid_at = ? AND seq < ?)) ORDER BY valid_at DESC, seq DESC LIMIT ?",
-            (group_id, conv, at, at, seq, n)).fetchall()
+            f"SELECT {self._EP_COLS} FROM episodes WHERE group_id = ? AND conversation_id IS ? AND valid_at < ? "
+            "ORDER BY valid_at DESC LIMIT ?", (group_id, conv, at, n)).fetchall()
         after = self.conn.execute(
-            f"SELECT {self._EP_COLS} FROM episodes WHERE group_id = ? AND conversation_id IS ? AND "
-            "(valid_at > ? OR (valid_at = ? AND seq > ?)) ORDER BY valid_at, seq LIMIT ?",
-            (group_id, conv, at, at, seq, n)).fetchall()
+            f"SELECT {self._EP_COLS} FROM episodes WHERE group_id = ? AND conversation_id IS ? AND valid_at > ? "
+            "ORDER BY valid_at LIMIT ?", (group_id, conv, at, n)).fetchall()
         return [self._episode(r) for r in [*reversed(before), *after]]
 
     def find_entities_by_names(self, group_id: str, names_norm: Iterable[str]) -> list[Entity]:
@@ -748,8 +754,21 @@ class SQLiteStore:
     def _informative_terms(self, table: str, terms: list[str], group_ids: Sequence[str]) -> list[str]:
         if len(terms) < 2:
             return terms
-        df = dict(self.conn.execute(
-            f"SELECT term, doc FROM {table}_fts_vocab WHERE term IN ({_in(terms)})", terms).fetchall())
+        df: dict[str, int] = {}
+        missing: list[str] = []
+        for t in terms:
+            cached = self._df_cache.get((table, t[:GROUP_TOKEN_LEN]), {}).get(t)
+            if cached is None:
+                missing.append(t)
+            else:
+                df[t] = cached
+        if missing:  # fts5vocab walks each term's doclist: worth caching between writes
+            found = dict(self.conn.execute(
+                f"SELECT term, doc FROM {table}_fts_vocab WHERE term IN ({_in(missing)})", missing).fetchall())
+            for t in missing:
+                self._df_cache.setdefault((table, t[:GROUP_TOKEN_LEN]), {})[t] = found.get(t, 0)
+                if t in found:
+                    df[t] = found[t]
         present = [t for t in terms if t in df]
         if not present:
             return terms
