@@ -290,3 +290,19 @@ async def test_logs_carry_counts_and_ids_never_message_content(open_memory, capl
     records = [r.getMessage() for r in caplog.records if r.name.startswith("loregraph")]
     assert any(res.episode.id in r for r in records)  # the episode is traceable by id
     assert all(marker not in r for r in records)
+
+
+async def test_candidates_come_from_mentions_bm25_and_vectors_bounded(open_memory):
+    seed = {"seed": lambda c: Extraction(entities=[
+        ExtractedEntity("a", "Orion", "project"), ExtractedEntity("b", "Kubernetes", "tool"),
+        *[ExtractedEntity(f"x{i}", f"Widget{i}", "tool") for i in range(15)]])}
+    ext = ScriptedExtractor(seed)
+    m = await open_memory(extractor=ext)
+    await m.add_messages("g1", [msg("seed")])
+    (res,) = await m.add_messages("g1", [msg("Orion now runs on our container orchestration cluster",
+                                             T0 + timedelta(minutes=1))])
+    names = [c.name for c in ext.calls[-1][1].candidates]
+    assert names[0] == "Orion"  # named in the message: offered first
+    assert "Kubernetes" in names  # no shared word: found by meaning
+    assert len(names) <= 10  # bounded, however large the graph
+    assert res.episode.embedding is not None  # the message embedding is the episode's own

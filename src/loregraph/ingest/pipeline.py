@@ -40,6 +40,7 @@ from loregraph.graph.types import (
     validate_group_id,
 )
 from loregraph.schema import Schema, SchemaViolationError
+from loregraph.search.hybrid import rrf
 from loregraph.store.base import NotFoundError, Store, TimeFilter
 from loregraph.store.sqlite import normalize_name
 
@@ -59,6 +60,15 @@ CANDIDATE_FACTS = 30
 def episode_body(content: str, role_type: str | None, role: str | None) -> str:
     """Spec 000: ``"{role or empty}({role_type}): {content}"``."""
     return f"{role or ''}({role_type}): {content}"
+
+
+# capitalised words and runs of them ("Orion", "Pixel Forge") and CamelCase/digit tokens ("k8s", "GPT4")
+_MENTION = re.compile(r"\b[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*|\b\w*\d\w*\b")
+
+
+def _episode_embedding_text(ep: Episode, text: str) -> str:
+    """Who said it matters for retrieval ("what did Ana say about ..."): keep the speaker's name."""
+    return f"{ep.role}: {text}" if ep.role else text
 
 
 def _reason_code(reason: str) -> str:
@@ -195,7 +205,7 @@ class IngestPipeline:
         timer.lap("context")
 
         # candidates offered to the extractor: bounded, so the prompt never grows with the graph
-        candidates = self._candidates(gid, text)
+        candidates = self._candidates(gid, text, episode)
         cand_facts = self._candidate_facts(gid, candidates)
         timer.lap("candidates")
 
@@ -252,9 +262,19 @@ class IngestPipeline:
         return result
 
     # ---- helpers --------------------------------------------------------------------------------
-    def _candidates(self, gid: str, text: str) -> list[CandidateEntity]:
-        hits = self.store.fulltext("entity", [gid], text, CANDIDATE_ENTITIES)
-        ents = self.store.get_entities(gid, [h.id for h in hits])
+    def _candidates(self, gid: str, text: str, episode: Episode) -> list[CandidateEntity]:
+        """Existing entities the message may be about, at most CANDIDATE_ENTITIES: names it mentions (exact,
+        aliases included) first, then BM25 and vector hits on the message fused by rank."""
+        # the message's embedding doubles as the episode's own (embedded once)
+        vec = self.embedder.embed_one(_episode_embedding_text(episode, text))
+        episode.embedding = vec.tolist()
+        mentioned = [normalize_name(m) for m in _MENTION.findall(text)]
+        exact = [e.id for e in self.store.find_entities_by_names(gid, mentioned)]
+        bm25 = [h.id for h in self.store.fulltext("entity", [gid], text, CANDIDATE_ENTITIES)]
+        near = [h.id for h in self.store.vector("entity", [gid], vec, CANDIDATE_ENTITIES)]
+        fused = rrf([bm25, near])
+        ranked = list(dict.fromkeys([*exact, *sorted(fused, key=lambda i: -fused[i])]))[:CANDIDATE_ENTITIES]
+        ents = self.store.get_entities(gid, ranked)
         return [CandidateEntity(e.id, e.name, e.type, list(e.aliases), e.summary) for e in ents]
 
     def _candidate_facts(self, gid: str, candidates: list[CandidateEntity]) -> list[CandidateFact]:
@@ -277,9 +297,7 @@ class IngestPipeline:
                 todo.append((f, f.fact))
         for ep in delta.episodes:
             if ep.embedding is None and ep.content:
-                # who said it matters for retrieval ("what did Ana say about ..."): keep the speaker's name
-                text = strip_body_prefix(ep.content)
-                todo.append((ep, f"{ep.role}: {text}" if ep.role else text))
+                todo.append((ep, _episode_embedding_text(ep, strip_body_prefix(ep.content))))
         for rec in delta.entities + delta.facts:
             rec.attributes.pop("_needs_embedding", None)
         if not todo:
