@@ -112,7 +112,16 @@ ORG_ROLE_NOUNS = {"founder", "cofounder", "co-founder", "ceo", "cto", "cfo", "co
                   "president", "chair", "partner", "staff", "scientist", "analyst", "consultant", "owner",
                   "contractor", "lead", "architect", "researcher", "student", "professor", "team"}
 FRIEND_ROLES = {"friend", "buddy", "neighbour", "neighbor", "cousin", "brother", "sister", "wife",
-                "husband", "partner", "mom", "dad", "mother", "father", "son", "daughter"}
+                "husband", "partner", "mom", "dad", "mother", "father", "son", "daughter", "girlfriend",
+                "boyfriend", "fiance", "fiancé", "fiancee", "fiancée", "roommate", "flatmate", "uncle", "aunt",
+                "niece", "nephew", "grandma", "grandpa", "grandmother", "grandfather", "classmate", "kid",
+                "child", "stepmom", "stepdad", "coach", "teacher", "tutor", "therapist", "doctor"}
+# verbs whose subject is a person (join/leave/hire/decide are left out: companies do those too)
+HUMAN_AGENT_VERBS = {"say", "tell", "approve", "agree", "suggest", "ask", "think", "want", "promise", "quit",
+                     "resign", "retire", "marry", "mention", "explain", "recommend", "believe", "feel", "pair",
+                     "volunteer", "apologize", "apologise", "complain", "laugh", "smile", "graduate"}
+# family and social roles name people too ("my sister Ana", "Ana is my roommate")
+ROLE_NOUNS |= FRIEND_ROLES
 
 USE_VERBS = {
     "use", "utilize", "utilise", "adopt", "run", "deploy", "host", "store", "keep", "write", "code",
@@ -679,6 +688,12 @@ class _Run:
         if role:
             m.vote("person", 1.5)
             m.role = role
+        # subject of something only people do: "Dmitri took it over", "Wen said", "Ola approved the budget"
+        head = doc[m.start]
+        if m.source == "cap" and m.end - m.start == 1 and head.dep_ == "nsubj" \
+                and (_lemma(head.head) in HUMAN_AGENT_VERBS
+                     or (_lemma(head.head) == "take" and any(c.lower_ == "over" for c in head.head.children))):
+            m.vote("person", 0.6)
         # "X and I", "I and X", "X and me"
         if nxt is not None and nxt.lower_ == "and" and j + 1 < n and doc[j + 1].lower_ in {"i", "me"} \
                 and not (prev is not None and prev.pos_ == "ADP"):
@@ -1100,7 +1115,7 @@ class _Run:
         for o in objs:
             p = self._prep_before(o, cl)
             g = self._gov_lemma(o, cl)
-            if (g in SWITCH_VERBS and p == "from") or (g == "replace" and p == ""):
+            if (g in SWITCH_VERBS and p in ("from", "off")) or (g == "replace" and p == ""):
                 switch_from.append(o)
         for o in objs:
             if o is proj_obj and (self._gov_lemma(o, cl) not in WORK_VERBS - SWITCH_VERBS
