@@ -19,6 +19,35 @@ def embedder():
     return get_default_embedder()
 
 
+@pytest.fixture(scope="session")
+def pg_url():
+    """A PostgreSQL 15 + pgvector server for the backend contract tests: ``LOREGRAPH_TEST_PG_URL``, else the
+    throw-away cluster of scripts/pg-setup.sh (run here if it is not up). Fails, never skips, without one."""
+    import subprocess
+
+    url = os.environ.get("LOREGRAPH_TEST_PG_URL") or "postgresql://postgres@127.0.0.1:54329/postgres"
+    if not os.environ.get("LOREGRAPH_TEST_PG_URL") and not _pg_answers(url):
+        script = Path(__file__).resolve().parents[1] / "scripts" / "pg-setup.sh"
+        proc = subprocess.run([str(script)], capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            pytest.fail(f"scripts/pg-setup.sh failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        url = proc.stdout.strip().splitlines()[-1]
+    if not _pg_answers(url):
+        pytest.fail(f"no PostgreSQL server answers at {url} (run scripts/pg-setup.sh or set LOREGRAPH_TEST_PG_URL)")
+    return url
+
+
+def _pg_answers(url: str) -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=3) as c:
+            c.execute("SELECT 1")
+        return True
+    except psycopg.Error:
+        return False
+
+
 @pytest.fixture
 def open_memory(tmp_path, embedder):
     """Factory: a Memory on a real SQLite file in tmp_path (closed at teardown)."""

@@ -8,10 +8,13 @@ from loregraph.store.base import EmbedderMismatchError, Hit, NotFoundError, Stor
 
 
 def open_store(url: str | Path) -> Store:
-    """Open a store from a URL: ``sqlite:///path.db``, ``sqlite:///:memory:`` is refused, a bare path is SQLite."""
+    """Open a store from a URL: ``sqlite:///path.db`` (``:memory:`` is refused), a bare path (SQLite), or
+    ``postgresql://user@host:port/db`` (PostgreSQL 15 + pgvector)."""
     text = str(url)
     if text.startswith(("postgresql://", "postgres://")):
-        raise StoreError("the PostgreSQL backend is not available in this version; use sqlite:///path.db")
+        from loregraph.store.postgres import PostgresStore
+
+        return PostgresStore(text)
     if text.startswith("sqlite:///"):
         path = text[len("sqlite:///"):]
     elif "://" in text:

@@ -73,6 +73,8 @@ def create_app(settings: Settings, memory: Memory | None = None, *, url: str | N
         else:
             mem = memory
         version = await mem.run_on_store_thread(lambda: mem.store.schema_version)
+        if getattr(mem.store, "path", None) is None:  # PostgreSQL: its job queue is not written yet (issue 6)
+            raise RuntimeError("the REST service's job queue needs an SQLite database for now (--db sqlite:///...)")
         queue = JobQueue(mem.store.path)
         worker = Worker(mem, queue, max_attempts=settings.job_max_attempts)
         await worker.start()

@@ -1,0 +1,316 @@
+"""The Store contract, run on both backends: SQLite (a file) and PostgreSQL 15 + pgvector (a fresh database).
+
+The backend-independent cases of test_store.py are imported here, so they run against the parametrized
+``store`` fixture of this module; the rest are written against ``make_store`` (a fresh store per call).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from loregraph.graph.types import (
+    Community,
+    DuplicateLink,
+    Entity,
+    Episode,
+    Fact,
+    FactInvalidation,
+    GraphDelta,
+    Mention,
+)
+from loregraph.schema import SchemaViolationError
+from loregraph.store import EmbedderMismatchError, StoreError, TimeFilter, open_store
+from test_store import (  # reused cases: they take the `store` fixture defined below
+    DIM,
+    SCHEMA,
+    T0,
+    WORDS,
+    small_graph,
+    test_bitemporal_time_filters,
+    test_delete_episode_removes_only_what_it_alone_contributed,
+    test_delete_group_removes_everything_of_that_group_only,
+    test_failure_injected_mid_write_leaves_nothing,
+    test_ids_of_another_group_cannot_be_overwritten,
+    test_schema_violation_writes_nothing,
+    test_traversal_two_hops_both_directions,
+    vec,
+)
+
+REUSED = (test_bitemporal_time_filters, test_delete_episode_removes_only_what_it_alone_contributed,
+          test_delete_group_removes_everything_of_that_group_only, test_failure_injected_mid_write_leaves_nothing,
+          test_ids_of_another_group_cannot_be_overwritten, test_schema_violation_writes_nothing,
+          test_traversal_two_hops_both_directions)
+
+
+class Backend:
+    """Creates fresh stores (and reopens them) of one backend; cleans up at the end."""
+
+    def __init__(self, name: str, tmp_path_factory, pg_admin_url: str | None):
+        self.name = name
+        self._tmp = tmp_path_factory
+        self._admin = pg_admin_url
+        self._databases: list[str] = []
+        self._open: list = []
+
+    def new_url(self) -> str:
+        if self.name == "sqlite":
+            return f"sqlite:///{self._tmp.mktemp('db') / 's.db'}"
+        import psycopg
+
+        db = "lg_test_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(self._admin, autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {db}")
+        self._databases.append(db)
+        return self._admin.rsplit("/", 1)[0] + "/" + db
+
+    def open(self, url: str, embedder: bool = True):
+        s = open_store(url)
+        if embedder:
+            s.ensure_embedder("test-model", DIM)
+        self._open.append(s)
+        return s
+
+    def fresh(self, embedder: bool = True):
+        return self.open(self.new_url(), embedder)
+
+    def cleanup(self) -> None:
+        for s in self._open:
+            s.close()
+        if self._databases:
+            import psycopg
+
+            with psycopg.connect(self._admin, autocommit=True) as c:
+                for db in self._databases:
+                    c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request, tmp_path_factory):
+    admin = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+    b = Backend(request.param, tmp_path_factory, admin)
+    yield b
+    b.cleanup()
+
+
+@pytest.fixture
+def store(backend):
+    return backend.fresh()
+
+
+def test_reused_cases_are_collected_here():
+    assert all(f.__name__ in globals() for f in REUSED)
+
+
+def test_migrations_are_recorded_and_reopen_is_idempotent(backend):
+    url = backend.new_url()
+    s = backend.open(url)
+    v = s.schema_version
+    assert v >= 1
+    s2 = backend.open(url)
+    assert s2.schema_version == v
+    s2.conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', " +
+                    ("'x')" if backend.name == "sqlite" else "now())"))
+    if backend.name == "sqlite":
+        s2.conn.commit()
+    with pytest.raises(StoreError, match="newer than this loregraph supports"):
+        backend.open(url)
+
+
+def test_embedder_is_recorded_and_a_different_one_refused(backend):
+    s = backend.fresh(embedder=False)
+    s.ensure_embedder("model-a", 8)
+    s.ensure_embedder("model-a", 8)
+    with pytest.raises(EmbedderMismatchError, match="model-a"):
+        s.ensure_embedder("model-b", 8)
+    with pytest.raises(EmbedderMismatchError, match="dim 8"):
+        s.ensure_embedder("model-a", 16)
+
+
+def test_wrong_embedding_dimension_is_refused_and_writes_nothing(store):
+    d = small_graph("g1", "wrongdim")
+    d.entities[0].embedding = [0.1] * (DIM + 1)
+    with pytest.raises(StoreError, match="dimension"):
+        store.apply(d, SCHEMA)
+    assert store.count("g1")["entities"] == 0
+
+
+def test_reads_round_trip_every_field(store):
+    d = small_graph("g1", "round", 3)
+    d.entities[0].aliases = ["Roundy", "R. Person"]
+    d.entities[0].attributes = {"is_speaker": True}
+    d.entities[0].conversation_id = "c1"
+    d.facts[0].conversation_id = "c1"
+    d.facts[0].attributes = {}
+    store.apply(d, SCHEMA)
+    ent = store.get_entities("g1", [d.entities[0].id])[0]
+    assert ent.aliases == ["Roundy", "R. Person"] and ent.attributes == {"is_speaker": True}
+    assert ent.created_at == d.entities[0].created_at
+    f = store.get_facts("g1", [d.facts[0].id])[0]
+    assert (f.source_id, f.target_id, f.type, f.episodes) == (d.facts[0].source_id, d.facts[0].target_id, "USES",
+                                                              [d.episodes[0].id])
+    assert f.valid_at == T0 and f.invalid_at is None and f.conversation_id == "c1"
+    ep = store.get_episodes("g1", [d.episodes[0].id])[0]
+    assert ep.content == d.episodes[0].content and ep.valid_at == T0
+    assert [e.id for e in store.speakers("g1")] == [ent.id]
+    assert store.conversation_counts("g1", "c1") == {"entities": 1, "relationships": 1}
+    assert {e.id for e in store.find_entities_by_names("g1", ["roundy", "r. person"])} == {ent.id}
+    assert store.entity_types("g1", [e.id for e in d.entities]) == {d.entities[0].id: "person",
+                                                                    d.entities[1].id: "tool"}
+    assert store.group_of("fact", f.id) == "g1" and store.group_of("fact", "nope") is None
+    assert store.groups() == ["g1"]
+    assert store.facts_of_episodes("g1", [ep.id]) == {ep.id: [f.id]}
+    assert store.mentions_of_entities("g1", [ent.id]) == {ent.id: [ep.id]}
+    emb = store.embeddings("fact", "g1", [f.id])
+    assert np.allclose(emb[f.id], np.asarray(d.facts[0].embedding, dtype=np.float32), atol=1e-6)
+
+
+def test_graph_lookups(store):
+    g = "g1"
+    ents = [Entity(group_id=g, name=f"n{i}", type="entity") for i in range(4)]
+    facts = [Fact(group_id=g, source_id=ents[a].id, target_id=ents[b].id, type="RELATED_TO", fact=f"{a}-{b}")
+             for a, b in ((0, 1), (2, 0), (2, 3))]
+    com = Community(group_id=g, name="c", member_ids=[ents[0].id, ents[1].id])
+    store.apply(GraphDelta(group_id=g, entities=ents, facts=facts, communities=[com],
+                           duplicates=[DuplicateLink(group_id=g, entity_id=ents[3].id, canonical_id=ents[2].id)]),
+                SCHEMA)
+    got = [f.id for f in store.facts_of_entities(g, [ents[0].id], TimeFilter())]
+    assert got == [facts[0].id, facts[1].id]
+    assert [f.id for f in store.facts_of_entities(g, [ents[0].id], TimeFilter(), newest_first=True)] == got[::-1]
+    assert store.facts_of_entities(g, [ents[0].id], TimeFilter(), types=["USES"]) == []
+    assert [e[0] for e in store.fact_edges(g, [ents[2].id], TimeFilter(), 10)] == [facts[2].id, facts[1].id]
+    assert store.neighbours_among(g, ents[0].id, [ents[1].id, ents[2].id, ents[3].id], TimeFilter()) == {
+        ents[1].id, ents[2].id}
+    assert store.communities_of(g, [ents[0].id, ents[3].id]) == [com.id]
+    assert store.duplicates_of(g) == [(ents[3].id, ents[2].id)]
+    assert [e.id for e in store.list_entities(g)] == [e.id for e in ents]
+    assert store.list_entities(g, entity_type="person") == []
+
+
+def test_invalidation_and_cardinality_in_the_same_transaction(store):
+    d = small_graph("g1", "card")
+    store.apply(d, SCHEMA)
+    dup = d.facts[0].model_copy(update={"id": "second", "fact": "card person uses card tool again",
+                                        "embedding": None})
+    with pytest.raises(SchemaViolationError, match="cardinality"):
+        store.apply(GraphDelta(group_id="g1", facts=[dup]), SCHEMA)
+    assert store.count("g1")["facts"] == 1
+    inv = FactInvalidation(fact_id=d.facts[0].id, invalid_at=T0 + timedelta(days=1),
+                           expired_at=T0 + timedelta(days=1))
+    store.apply(GraphDelta(group_id="g1", facts=[dup], invalidations=[inv]), SCHEMA)
+    assert [f.id for f in store.list_facts("g1", TimeFilter())] == ["second"]
+    with pytest.raises(SchemaViolationError, match="fact not found"):
+        store.apply(GraphDelta(group_id="g2", invalidations=[inv]), SCHEMA)
+
+
+def test_delete_fact_and_episode_neighbours(store):
+    g = "g1"
+    eps = [Episode(group_id=g, content=f"turn {i}", valid_at=T0 + timedelta(minutes=i), conversation_id="c")
+           for i in range(5)]
+    store.apply(GraphDelta(group_id=g, episodes=eps), SCHEMA)
+    assert [e.id for e in store.adjacent_episodes(g, eps[2].id, 1)] == [eps[1].id, eps[3].id]
+    assert [e.id for e in store.recent_episodes(g, before=eps[4].valid_at, source=None, limit=2)] == [
+        eps[2].id, eps[3].id]
+    d = small_graph(g, "del")
+    store.apply(d, SCHEMA)
+    assert store.delete_fact(g, d.facts[0].id) == 1
+    assert store.delete_fact(g, d.facts[0].id) == 0
+    assert store.fulltext("fact", [g], "del", 10) == []
+    assert store.get_episodes(g, [d.episodes[0].id])[0].fact_ids == d.episodes[0].fact_ids
+
+
+def test_apply_hook_runs_inside_the_transaction(store):
+    seen = []
+    with store.apply_hook(lambda conn: seen.append(conn)):
+        store.apply(small_graph("g1", "hook"), SCHEMA)
+    store.apply(small_graph("g1", "nohook", 5), SCHEMA)
+    assert len(seen) == 1
+
+
+def _corpus(group: str, n: int, seed: int) -> GraphDelta:
+    rng = np.random.default_rng(seed)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+             "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"]
+    ents = []
+    for i in range(n):
+        k = int(rng.integers(2, 9))
+        text = " ".join(rng.choice(words, size=k, p=np.linspace(2, 0.2, len(words)) / np.linspace(
+            2, 0.2, len(words)).sum()))
+        v = rng.standard_normal(DIM).astype(np.float32)
+        ents.append(Entity(group_id=group, name=f"e{i} {text}", type="entity",
+                           embedding=(v / np.linalg.norm(v)).tolist()))
+    return GraphDelta(group_id=group, entities=ents)
+
+
+def test_bm25_and_knn_rank_like_the_other_backend(backend, tmp_path):
+    """Both backends rank the same corpus the same way (BM25 from term statistics; exact cosine kNN)."""
+    s = backend.fresh()
+    ref = open_store(f"sqlite:///{tmp_path / 'ref.db'}")
+    ref.ensure_embedder("test-model", DIM)
+    try:
+        g1, g2 = _corpus("g1", 300, 1), _corpus("g2", 50, 2)
+        for st_ in (s, ref):
+            st_.apply(g1, SCHEMA)
+        # one group: N and mean length agree with FTS5's (table-wide) ones, so BM25 scores are equal
+        for q in ("alpha tango", "romeo sierra golf", "charlie", "papa quebec kilo lima", "india juliet",
+                  "mike november oscar", "hotel", "bravo delta echo foxtrot"):
+            a = s.fulltext("entity", ["g1"], q, 10)
+            b = ref.fulltext("entity", ["g1"], q, 10)
+            assert len(a) == len(b) == 10, q
+            assert np.allclose([h.score for h in a], [h.score for h in b], rtol=1e-5), q
+            assert a[0].id == b[0].id or np.isclose(a[0].score, a[1].score), q
+        for st_ in (s, ref):
+            st_.apply(g2, SCHEMA)
+        qv = np.asarray(vec(11), dtype=np.float32)
+        a = s.vector("entity", ["g1", "g2"], qv, 10)
+        b = ref.vector("entity", ["g1", "g2"], qv, 10)
+        assert [h.id for h in a] == [h.id for h in b]
+        assert np.allclose([h.score for h in a], [h.score for h in b], atol=1e-5)
+    finally:
+        ref.close()
+
+
+def test_open_store_postgres_url_errors():
+    with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
+        open_store("postgresql://nobody:secret@127.0.0.1:1/none?connect_timeout=2")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.lists(st.tuples(st.sampled_from(["ga", "gb", "gc"]), WORDS, st.integers(0, 10_000)),
+                     min_size=1, max_size=10),
+       probe=WORDS, probe_group=st.sampled_from(["ga", "gb", "gc"]))
+def test_no_primitive_returns_another_groups_rows(backend, data, probe, probe_group):
+    s = backend.fresh()
+    owner: dict[str, str] = {}
+    for group, word, seed in data:
+        d = small_graph(group, word, seed)
+        s.apply(d, SCHEMA)
+        for rec in (*d.entities, *d.facts, *d.episodes):
+            owner[rec.id] = group
+    q = np.asarray(vec(42), dtype=np.float32)
+    for kind in ("entity", "fact", "episode"):
+        for hit in s.fulltext(kind, [probe_group], probe, 50) + s.vector(kind, [probe_group], q, 50):
+            assert owner[hit.id] == probe_group
+    all_ids = list(owner)
+    for rec in (*s.get_entities(probe_group, all_ids), *s.get_facts(probe_group, all_ids),
+                *s.get_episodes(probe_group, all_ids), *s.list_facts(probe_group, TimeFilter()),
+                *s.list_entities(probe_group), *s.recent_episodes(probe_group, before=None, source=None, limit=99)):
+        assert rec.group_id == probe_group
+    for eid in s.traverse(probe_group, all_ids, 2, TimeFilter()):
+        assert owner[eid] == probe_group
+    for f in s.facts_of_entities(probe_group, all_ids, TimeFilter()):
+        assert f.group_id == probe_group
+    assert set(s.mentions_of_entities(probe_group, all_ids)) <= {i for i, g in owner.items() if g == probe_group}
+
+
+def test_mentions_are_idempotent(store):
+    d = small_graph("g1", "twice")
+    store.apply(d, SCHEMA)
+    store.apply(GraphDelta(group_id="g1", mentions=[Mention(group_id="g1", episode_id=d.episodes[0].id,
+                                                            entity_id=d.entities[0].id)]), SCHEMA)
+    assert store.count("g1")["mentions"] == 2
