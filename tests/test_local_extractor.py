@@ -381,3 +381,15 @@ def test_moving_off_a_tool_ends_it(ex):
     names = {e.ref: e.name for e in got.entities}
     assert "Heroku" in {names.get(d.target) for d in got.endings}
     assert "Render" in {names.get(r.target) for r in got.relations}
+
+
+def test_people_belong_to_teams_and_named_projects_drop_their_generic_noun(ex):
+    from loregraph.extract.base import CandidateEntity
+
+    got = ex.extract("Rohan sits on the payments team.", ctx(candidates=[CandidateEntity("p1", "Rohan", "person")]))
+    names = {e.ref: e.name for e in got.entities}
+    assert ("Rohan", "PART_OF", "payments team") in {(names[r.source], r.type, names[r.target])
+                                                     for r in got.relations}
+    got = ex.extract("Sam and I kicked off a side project named Quill, a note app.", ctx())
+    assert {e.name for e in got.entities} >= {"Sam", "Quill"}
+    assert "side project" not in {e.name for e in got.entities}

@@ -535,6 +535,9 @@ class _Run:
             return None
         text = self.doc[start:end].text
         hl = head.lower_
+        after = self.doc[chunk.end] if chunk.end < len(self.doc) else None
+        if after is not None and after.lower_ in ("called", "named", "codenamed", "dubbed"):
+            return None  # "a side project named Quill": the name that follows is the entity
         # "the platform team", "the data science team" → organisation
         if hl in TEAM_HEADS and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (
                 t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ) for t in mods):
@@ -1449,6 +1452,9 @@ class _Run:
 
     def add(self, s: Any, rtype: str, o: Any, cl: _Clause, conf: float, qualifier: str = "",
             role: str = "") -> None:
+        if rtype == "USES" and getattr(o, "type", "") == "organization" and (s is SPEAKER or s.type == "person") \
+                and o.name.split()[-1].lower() in TEAM_HEADS:
+            rtype = "PART_OF"  # "sits on the payments team": people belong to teams, they don't use them
         sr, orf = self._ref(s), self._ref(o)
         if not sr or not orf or sr == orf:
             return
