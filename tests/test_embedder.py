@@ -24,13 +24,13 @@ from loregraph.models.embedder import (
 )
 
 SENTENCES = [
-    "Alice moved to Berlin in 2021 and joined Acme Corp as CTO.",
+    "Alice moved to Berlin in 2021 and joined Umbrella Corp as CTO.",
     "Bob prefers green tea over coffee.",
     "The quarterly budget review was rescheduled to next Tuesday.",
     "The deployment failed because the database migration timed out.",
     "My sister's birthday is on March 3rd.",
     "where does Alice work",
-    "who is the CEO of Acme",
+    "who is the CEO of Umbrella",
     "Berlin",
 ]
 

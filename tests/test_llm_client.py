@@ -24,7 +24,7 @@ from loregraph.models.llm import (
 )
 
 SCHEMA = {"type": "object", "properties": {"items": {"type": "array"}}, "required": ["items"]}
-ANSWER = {"items": [{"name": "FastAPI"}, {"name": "Phoenix"}, {"name": "Sarah"}]}
+ANSWER = {"items": [{"name": "FastAPI"}, {"name": "Orion"}, {"name": "Nora"}]}
 MSGS = [{"role": "system", "content": "Answer with JSON."}, {"role": "user", "content": "<message>\nhello\n</message>"}]
 
 

@@ -12,23 +12,23 @@ from rich.console import Console
 from loregraph.bench.llm_cost import _minimal, graphiti_answer, graphiti_available, loregraph_answer, run_llm_cost_bench
 
 DEV = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "extraction" / "dev.jsonl"
-ROW = {"user_id": "alice", "content": "I'm using FastAPI for project Phoenix.",
-       "entities": [{"name": "FastAPI", "type": "tool"}, {"name": "Phoenix", "type": "project", "aliases": ["P"]}],
+ROW = {"user_id": "alice", "content": "I'm using FastAPI for project Orion.",
+       "entities": [{"name": "FastAPI", "type": "tool"}, {"name": "Orion", "type": "project", "aliases": ["P"]}],
        "relations": [{"source": "USER", "type": "USES", "target": "FastAPI"},
-                     {"source": "Phoenix", "type": ["USES", "DEPENDS_ON"], "target": "FastAPI"}]}
+                     {"source": "Orion", "type": ["USES", "DEPENDS_ON"], "target": "FastAPI"}]}
 
 
 def test_gold_answers_are_minimal_and_equivalent():
     ours = loregraph_answer(ROW)
     assert ours["entities"] == [{"ref": "n1", "name": "FastAPI", "type": "tool"},
-                                {"ref": "n2", "name": "Phoenix", "type": "project", "aliases": ["P"]}]
+                                {"ref": "n2", "name": "Orion", "type": "project", "aliases": ["P"]}]
     assert [(r["source"], r["type"], r["target"]) for r in ours["relations"]] == \
         [("SPEAKER", "USES", "n1"), ("n2", "USES", "n1")]
     nodes = graphiti_answer("extract_nodes.extract_message", None, ROW)
-    assert [e["name"] for e in nodes["extracted_entities"]] == ["alice", "FastAPI", "Phoenix"]
+    assert [e["name"] for e in nodes["extracted_entities"]] == ["alice", "FastAPI", "Orion"]
     edges = graphiti_answer("extract_edges.edge", None, ROW)["edges"]
     assert [(e["source_entity_name"], e["relation_type"], e["target_entity_name"]) for e in edges] == \
-        [("alice", "USES", "FastAPI"), ("Phoenix", "USES", "FastAPI")]
+        [("alice", "USES", "FastAPI"), ("Orion", "USES", "FastAPI")]
     schema = {"type": "object", "required": ["a", "b", "c"], "properties": {
         "a": {"type": "array"}, "b": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "c": {"$ref": "#/$defs/C"}},
         "$defs": {"C": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}}}

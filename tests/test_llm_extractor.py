@@ -47,25 +47,25 @@ def fact_handle(call: Call, needle: str) -> str:
 
 
 FASTAPI = {"entities": [{"ref": "n1", "name": "FastAPI", "type": "tool"},
-                        {"ref": "n2", "name": "Phoenix", "type": "project"}],
+                        {"ref": "n2", "name": "Orion", "type": "project"}],
            "relations": [{"source": "SPEAKER", "type": "USES", "target": "n1", "fact": "Alice uses FastAPI"},
-                         {"source": "SPEAKER", "type": "WORKS_ON", "target": "n2", "fact": "Alice works on Phoenix"}],
+                         {"source": "SPEAKER", "type": "WORKS_ON", "target": "n2", "fact": "Alice works on Orion"}],
            "ended": []}
 
 
 async def test_one_call_per_message_and_usage_in_result(server, open_memory):
-    server.on("FastAPI for project Phoenix", FASTAPI)
-    server.on("Sarah", {"entities": [{"ref": "s", "name": "Sarah", "type": "person"}],
+    server.on("FastAPI for project Orion", FASTAPI)
+    server.on("Nora", {"entities": [{"ref": "s", "name": "Nora", "type": "person"}],
                         "relations": [{"source": "SPEAKER", "type": "WORKS_WITH", "target": "s",
-                                       "fact": "Alice works with Sarah"}], "ended": []})
+                                       "fact": "Alice works with Nora"}], "ended": []})
     m = await open_memory(extractor=make_extractor(server))
     before = METRICS.snapshot()
-    results = await m.add_messages("alice", [msg("I'm using FastAPI for project Phoenix.", 0),
-                                             msg("Nice weather today.", 1), msg("I pair with Sarah daily.", 2)])
+    results = await m.add_messages("alice", [msg("I'm using FastAPI for project Orion.", 0),
+                                             msg("Nice weather today.", 1), msg("I pair with Nora daily.", 2)])
     assert len(server.calls) == 3  # one call per message, none for anything else
     first = results[0]
-    assert {e.name for e in first.entities} == {"FastAPI", "Phoenix", "alice"}
-    assert {f.fact for f in first.facts} == {"Alice uses FastAPI", "Alice works on Phoenix"}
+    assert {e.name for e in first.entities} == {"FastAPI", "Orion", "alice"}
+    assert {f.fact for f in first.facts} == {"Alice uses FastAPI", "Alice works on Orion"}
     for res, call in zip(results, server.calls, strict=True):
         assert res.usage["calls"] == 1 and res.usage["prompt_tokens"] == call.prompt_tokens > 0
         assert res.usage["completion_tokens"] == call.completion_tokens
@@ -74,12 +74,12 @@ async def test_one_call_per_message_and_usage_in_result(server, open_memory):
     assert after["calls"] - before["calls"] == 3
     assert after["prompt_tokens"] - before["prompt_tokens"] == sum(c.prompt_tokens for c in server.calls)
     # the prompt speaks of the message, and who wrote it
-    assert "<message>\nI pair with Sarah daily.\n</message>" in server.calls[2].prompt
+    assert "<message>\nI pair with Nora daily.\n</message>" in server.calls[2].prompt
     assert "Message from alice (user)" in server.calls[2].prompt
 
 
 async def test_offered_candidates_by_handle_and_ids_checked(server, open_memory):
-    server.on("FastAPI for project Phoenix", FASTAPI)
+    server.on("FastAPI for project Orion", FASTAPI)
 
     def second(call: Call) -> dict:
         e = handle(call, "FastAPI")
@@ -91,7 +91,7 @@ async def test_offered_candidates_by_handle_and_ids_checked(server, open_memory)
 
     server.on("built on Pydantic", second)
     m = await open_memory(extractor=make_extractor(server))
-    (r1,) = await m.add_messages("alice", [msg("I'm using FastAPI for project Phoenix.", 0)])
+    (r1,) = await m.add_messages("alice", [msg("I'm using FastAPI for project Orion.", 0)])
     fastapi = next(e for e in r1.entities if e.name == "FastAPI")
     (r2,) = await m.add_messages("alice", [msg("FastAPI is built on Pydantic.", 1)])
     prompt = server.calls[1].prompt
@@ -106,7 +106,7 @@ async def test_offered_candidates_by_handle_and_ids_checked(server, open_memory)
     assert r2.counts["rejected_ids"] == 2  # E42 and F77
     assert r2.counts["skipped"] >= 1
     assert r2.extraction_notes["unknown_refs"] == 1
-    assert len(await m.list_entities("alice")) == 4  # alice, FastAPI, Phoenix, Pydantic
+    assert len(await m.list_entities("alice")) == 4  # alice, FastAPI, Orion, Pydantic
 
 
 async def test_unknown_types_rejected_and_malformed_items_dropped(server, open_memory):
@@ -127,7 +127,7 @@ async def test_unknown_types_rejected_and_malformed_items_dropped(server, open_m
 
 
 async def test_ending_an_offered_fact(server, open_memory):
-    server.on("FastAPI for project Phoenix", FASTAPI)
+    server.on("FastAPI for project Orion", FASTAPI)
 
     def switch(call: Call) -> dict:
         return {"entities": [{"ref": "d", "name": "Django", "type": "tool"}],
@@ -136,7 +136,7 @@ async def test_ending_an_offered_fact(server, open_memory):
 
     server.on("switched", switch)
     m = await open_memory(extractor=make_extractor(server))
-    await m.add_messages("alice", [msg("I'm using FastAPI for project Phoenix.", 0)])
+    await m.add_messages("alice", [msg("I'm using FastAPI for project Orion.", 0)])
     (r,) = await m.add_messages("alice", [msg("I switched from FastAPI to Django.", 5)])
     assert [f.fact for f in r.invalidated] == ["Alice uses FastAPI"]
     assert r.invalidated[0].invalid_at == T0 + timedelta(minutes=5)
@@ -147,11 +147,11 @@ async def test_ending_an_offered_fact(server, open_memory):
 @pytest.mark.parametrize("faults,kind", [(("429", "429"), "rate_limited"), (("malformed", "malformed"), "invalid_json"),
                                          (("503", "timeout"), "timeout")])
 async def test_persistent_failure_degrades_and_episode_is_stored(server, open_memory, faults, kind):
-    server.on("FastAPI for project Phoenix", FASTAPI)
+    server.on("FastAPI for project Orion", FASTAPI)
     m = await open_memory(extractor=make_extractor(server, timeout=0.5))
     degraded = METRICS.snapshot()["degraded"]
     server.inject(*faults)
-    (r,) = await m.add_messages("alice", [msg("I'm using FastAPI for project Phoenix.", 0)])
+    (r,) = await m.add_messages("alice", [msg("I'm using FastAPI for project Orion.", 0)])
     assert len(server.calls) == 2  # retried once, then gave up
     assert r.extraction_notes["degraded"] == kind
     assert r.entities == [] and r.facts == []  # no LLM entities...
@@ -160,15 +160,15 @@ async def test_persistent_failure_degrades_and_episode_is_stored(server, open_me
     assert r.usage["calls"] == 2 and r.usage["retries"] == 1
     assert METRICS.snapshot()["degraded"] == degraded + 1
     # the next message goes through normally
-    (r2,) = await m.add_messages("alice", [msg("Still using FastAPI for project Phoenix.", 1)])
-    assert "degraded" not in r2.extraction_notes and {e.name for e in r2.entities} >= {"FastAPI", "Phoenix"}
+    (r2,) = await m.add_messages("alice", [msg("Still using FastAPI for project Orion.", 1)])
+    assert "degraded" not in r2.extraction_notes and {e.name for e in r2.entities} >= {"FastAPI", "Orion"}
 
 
 async def test_truncation_recovered_in_the_pipeline(server, open_memory):
-    server.on("FastAPI for project Phoenix", FASTAPI)
+    server.on("FastAPI for project Orion", FASTAPI)
     m = await open_memory(extractor=make_extractor(server, max_tokens=20, max_tokens_ceiling=400))
-    (r,) = await m.add_messages("alice", [msg("I'm using FastAPI for project Phoenix.")])
-    assert {f.fact for f in r.facts} == {"Alice uses FastAPI", "Alice works on Phoenix"}
+    (r,) = await m.add_messages("alice", [msg("I'm using FastAPI for project Orion.")])
+    assert {f.fact for f in r.facts} == {"Alice uses FastAPI", "Alice works on Orion"}
     assert r.usage["truncations"] >= 2 and [c.max_tokens for c in server.calls][:2] == [20, 40]
 
 

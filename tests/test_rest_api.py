@@ -64,15 +64,15 @@ def loc(response):
 
 # ---- AC 1-8: routing, worker, validation ----------------------------------------------------------
 def test_ac1_k_messages_are_accepted_as_exactly_k_jobs(server, client):
-    r = post(client, "ac1", msg("I use FastAPI for project Phoenix."), msg("Sarah works on Phoenix.", "assistant"),
-             msg("We moved Phoenix to PostgreSQL.", role="Ana"))
+    r = post(client, "ac1", msg("I use FastAPI for project Orion."), msg("Nora works on Orion.", "assistant"),
+             msg("We moved Orion to PostgreSQL.", role="Ana"))
     assert r.status_code == 202 and r.json() == ACCEPTED
     assert len(jobs_of(server, "ac1")) == 3  # queued before the answer, one per message (no batching)
     assert wait_idle(server.db, "ac1")["done"] == 3
     eps = episodes(client, "ac1")
-    assert [e["content"] for e in eps] == ["(user): I use FastAPI for project Phoenix.",
-                                           "(assistant): Sarah works on Phoenix.",
-                                           "Ana(user): We moved Phoenix to PostgreSQL."]
+    assert [e["content"] for e in eps] == ["(user): I use FastAPI for project Orion.",
+                                           "(assistant): Nora works on Orion.",
+                                           "Ana(user): We moved Orion to PostgreSQL."]
     assert {e["uuid"] for e in eps} == {j[4] for j in jobs_of(server, "ac1")}
 
 
@@ -150,7 +150,7 @@ def test_ac4_38_pickup_logs_the_remaining_queue_size(server, client):
 
 
 def test_ac37_39_completion_logs_duration_counts_and_ids_never_content(server, client):
-    secret = "I'm using Terraform for project Globex with my colleague Quentin."
+    secret = "I'm using Terraform for project Contoso with my colleague Quentin."
     assert post(client, "ac37", msg(secret), msg("FAIL! Quixotic Zebra Jamboree")).status_code == 202
     wait_idle(server.db, "ac37")
     (ok, failed) = jobs_of(server, "ac37")
@@ -165,7 +165,7 @@ def test_ac37_39_completion_logs_duration_counts_and_ids_never_content(server, c
     facts = rows(server.db, "SELECT id FROM facts WHERE group_id = 'ac37'")
     assert facts and all(f in line.group(0) for (f,) in facts)  # and the relation ids
     assert re.search(rf"job {failed[1]} failed after [\d.]+ ms: group=ac37 error=RuntimeError", log)
-    for word in ("Terraform", "Globex", "Quentin", "Quixotic", "Zebra", "Jamboree", "the model failed"):
+    for word in ("Terraform", "Contoso", "Quentin", "Quixotic", "Zebra", "Jamboree", "the model failed"):
         assert word not in log
 
 
@@ -255,8 +255,8 @@ def test_bad_path_and_query_parameters_are_422(client):
 def graph(server, client):
     """Group 'gr' with a small graph built by the real local extractor."""
     t0 = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
-    texts = ["I'm using FastAPI for project Phoenix with my colleague Sarah.",
-             "Sarah prefers PostgreSQL for Phoenix.",
+    texts = ["I'm using FastAPI for project Orion with my colleague Nora.",
+             "Nora prefers PostgreSQL for Orion.",
              "I also use Redis for caching in project Atlas."]
     for i, t in enumerate(texts):
         assert post(client, "gr", msg(t, timestamp=t0.replace(hour=9 + i).isoformat())).status_code == 202
@@ -277,14 +277,14 @@ def test_healthcheck_health_and_openapi(client):
 
 
 def test_search_returns_graphiti_fact_results(client, graph):
-    r = client.post("/search", json={"group_ids": ["gr"], "query": "What does Phoenix use?", "max_facts": 5})
+    r = client.post("/search", json={"group_ids": ["gr"], "query": "What does Orion use?", "max_facts": 5})
     assert r.status_code == 200
     facts = r.json()["facts"]
     assert facts and len(facts) <= 5
     assert set(facts[0]) == {"uuid", "name", "fact", "valid_at", "invalid_at", "created_at", "expired_at",
                              "source_node_uuid", "target_node_uuid", "episodes"}
     assert any("FastAPI" in f["fact"] for f in facts)
-    everywhere = client.post("/search", json={"query": "What does Phoenix use?", "max_facts": 50})
+    everywhere = client.post("/search", json={"query": "What does Orion use?", "max_facts": 50})
     assert everywhere.status_code == 200  # no group_ids: every group the caller may read
     assert {f["uuid"] for f in facts} & {f["uuid"] for f in everywhere.json()["facts"]}
 
@@ -322,11 +322,11 @@ def test_entity_edge_get_and_delete(client, graph):
 
 
 def test_own_routes_entities_facts_query_graph_explain(client, graph):
-    sarah = graph["entities"]["Sarah"]
-    assert client.get(f"/groups/gr/entities/{sarah['uuid']}").json()["name"] == "Sarah"
+    sarah = graph["entities"]["Nora"]
+    assert client.get(f"/groups/gr/entities/{sarah['uuid']}").json()["name"] == "Nora"
     assert client.get("/groups/gr/entities/nope").status_code == 404
     people = client.get("/groups/gr/entities", params={"entity_type": "person"}).json()
-    assert "Sarah" in {e["name"] for e in people}
+    assert "Nora" in {e["name"] for e in people}
     fact = client.get("/groups/gr/facts").json()[0]
     assert client.get(f"/groups/gr/facts/{fact['uuid']}").json()["fact"] == fact["fact"]
     ans = client.post("/groups/gr/query-graph", json={"query": "What tools do I use?"}).json()
@@ -334,7 +334,7 @@ def test_own_routes_entities_facts_query_graph_explain(client, graph):
     assert all(r["provenance"] for r in ans["relationships"])
     why = client.get(f"/groups/gr/explain/{sarah['uuid']}").json()
     assert why["kind"] == "entity" and why["sources"]
-    assert any("Sarah" in s["content"] for s in why["sources"])
+    assert any("Nora" in s["content"] for s in why["sources"])
     assert client.get("/groups/gr/explain/nope").status_code == 404
 
 
