@@ -31,6 +31,7 @@ from loregraph.extract.base import SPEAKER, ExtractedEntity, ExtractedRelation, 
 
 TESTS = Path(__file__).resolve().parent
 READY = re.compile(r"loregraph serving on (http://[^\s]+) ")
+WORKER_READY = re.compile(r"loregraph worker running \(pid (\d+)\)")
 USES = re.compile(r"\bI use ([A-Z][\w.+-]*)")
 
 
@@ -75,9 +76,12 @@ def make_extractor() -> TestModelExtractor:
 
 # ---- a real server process -------------------------------------------------------------------------
 class Server:
-    """``python -m loregraph.cli serve`` on 127.0.0.1 with a free port (port 0), output in a log file."""
+    """``python -m loregraph.cli serve`` on 127.0.0.1 with a free port (port 0), output in a log file; with
+    ``command="worker"``, ``loregraph worker`` (no HTTP, ``url`` stays empty). ``db``: a path or a database URL."""
 
-    def __init__(self, workdir: Path, db: Path, *, env: dict[str, str] | None = None, args: tuple[str, ...] = ()):
+    def __init__(self, workdir: Path, db: Path | str, *, env: dict[str, str] | None = None,
+                 args: tuple[str, ...] = (), command: str = "serve"):
+        self.command = command
         self.workdir = workdir
         self.db = db
         self.env = env or {}
@@ -97,18 +101,27 @@ class Server:
         return env
 
     def start(self, timeout: float = 120) -> Server:
+        return self.spawn().wait_ready(timeout)
+
+    def spawn(self) -> Server:
+        """Start the process without waiting for it to be ready (several processes can start at once)."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         log = self.log_path.open("ab")
+        port = ("--port", "0") if self.command == "serve" else ()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "loregraph.cli", "serve", "--db", str(self.db), "--port", "0", *self.args],
+            [sys.executable, "-m", "loregraph.cli", self.command, "--db", str(self.db), *port, *self.args],
             cwd=self.workdir, env=self.environment(), stdout=log, stderr=subprocess.STDOUT)
         log.close()
+        return self
+
+    def wait_ready(self, timeout: float = 120) -> Server:
+        assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            m = READY.search(self.log())
+            m = (READY if self.command == "serve" else WORKER_READY).search(self.log())
             if m:
-                self.url = m.group(1)
+                self.url = m.group(1) if self.command == "serve" else ""
                 return self
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log()[-4000:]}")

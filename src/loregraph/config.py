@@ -91,6 +91,8 @@ class Settings(BaseSettings):
     max_messages_per_request: int = Field(1000, ge=1)
     job_max_attempts: int = Field(3, ge=1, description="A job interrupted this many times is marked failed")
     shutdown_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for the running job")
+    worker: bool = Field(True, description="Run the job worker in this process (false: accept jobs only; "
+                                           "with PostgreSQL, separate worker processes run them)")
     extractor: str | None = Field(None, description="'module:callable' returning an Extractor (default: local)")
     schema_file: str | None = Field(None, description="Ontology file replacing the bundled schema")
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$")

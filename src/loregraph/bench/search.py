@@ -25,15 +25,39 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
-async def run_search_bench(*, facts: int, queries: int, db: str | None, seed: int, console: Console) -> None:
+def _backend(url: str) -> str:
+    return "postgresql" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
+
+
+def _temp_sqlite() -> str:
+    return f"sqlite:///{Path(tempfile.mkdtemp(prefix='loregraph-bench-')) / 'bench.db'}"
+
+
+async def run_search_bench(*, facts: int, queries: int, db: str | None, seed: int, console: Console,
+                           compare_sqlite: bool = False) -> None:
+    """One line per backend: ``db`` (default: a new temporary SQLite file), then, with ``compare_sqlite`` and a
+    PostgreSQL ``db``, a new temporary SQLite file with the same seed (same facts, same queries) in the same run."""
+    urls = [db or _temp_sqlite()]
+    if compare_sqlite and _backend(urls[0]) != "sqlite":
+        urls.append(_temp_sqlite())
+    for url in urls:
+        await _bench_one(url, facts=facts, queries=queries, seed=seed, console=console, own_db=url != db)
+
+
+async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: Console, own_db: bool) -> None:
+    import uuid
+
     from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
     from loregraph.memory import Memory
 
-    url = db or f"sqlite:///{Path(tempfile.mkdtemp(prefix='loregraph-bench-')) / 'bench.db'}"
+    backend = _backend(url)
     m = await Memory.open(url)
     world = World(seed)
-    group = "bench"
+    # a database given by the caller may hold other groups (or an earlier run's): build a group of our own and
+    # delete it at the end
+    group = "bench" if own_db else f"bench-{uuid.uuid4().hex[:8]}"
     emb = m.embedder
+    console.print(f"({backend}) building {facts} facts in group {group}")
     try:
         t0 = time.perf_counter()
         names = world.people + world.projects + world.orgs + world.tools
@@ -93,10 +117,16 @@ async def run_search_bench(*, facts: int, queries: int, db: str | None, seed: in
             base_lat.append((time.perf_counter() - t) * 1e3)
         p50, p95 = statistics.median(lat), _pct(lat, 0.95)
         b50 = statistics.median(base_lat)
-        console.print(f"hybrid search (BM25 + vector + graph over facts, entities, episodes): "
+        console.print(f"({backend}) hybrid search (BM25 + vector + graph over facts, entities, episodes): "
                       f"p50 {p50:.2f} ms, p95 {p95:.2f} ms over {queries} queries")
-        console.print(f"baseline (embed + brute-force cosine over {facts} vectors in RAM, vector only): "
-                      f"p50 {b50:.2f} ms; ratio search/baseline {p50 / b50:.2f}")
-        print(f"search p50_ms={p50:.2f} p95_ms={p95:.2f} baseline_p50_ms={b50:.2f} facts={facts}")
+        console.print(f"({backend}) baseline (embed + brute-force cosine over {facts} vectors in RAM, vector "
+                      f"only): p50 {b50:.2f} ms; ratio search/baseline {p50 / b50:.2f}")
+        print(f"search backend={backend} p50_ms={p50:.2f} p95_ms={p95:.2f} baseline_p50_ms={b50:.2f} "
+              f"facts={facts}", flush=True)
     finally:
+        if not own_db:
+            try:
+                await m.delete_group(group)
+            except Exception as exc:  # reported, never hides the measurement
+                console.print(f"({backend}) could not delete the bench group {group}: {exc}")
         await m.close()

@@ -1,4 +1,4 @@
-"""Command-line interface: ``loregraph demo | ingest | search | extract | serve | bench | models``.
+"""Command-line interface: ``loregraph demo | ingest | search | extract | serve | worker | bench | models``.
 
 Imports of heavy modules happen inside commands so that ``loregraph search`` starts fast.
 """
@@ -210,13 +210,19 @@ def extract(file: Path = typer.Argument(..., help="Gold-set style JSONL (user_id
 # ---- bench ------------------------------------------------------------------------------------
 @bench_app.command("search")
 def bench_search(facts: int = typer.Option(100000, min=100), queries: int = typer.Option(200, min=10),
-                 db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database."),
-                 seed: int = typer.Option(7)) -> None:
+                 db: str = typer.Option(None, help=DB_HELP + " Also postgresql://... (the bench builds and then "
+                                             "deletes a group of its own). Default: a new temporary database."),
+                 seed: int = typer.Option(7),
+                 compare_sqlite: bool = typer.Option(False, "--compare-sqlite",
+                                                     help="With a PostgreSQL --db: also run on a new temporary "
+                                                          "SQLite file in the same run (one line per backend).")
+                 ) -> None:
     """Search latency at N facts in one group vs a brute-force scan in the same run."""
     _setup()
     from loregraph.bench.search import run_search_bench
 
-    _run(run_search_bench(facts=facts, queries=queries, db=db, seed=seed, console=err))
+    _run(run_search_bench(facts=facts, queries=queries, db=db, seed=seed, console=err,
+                          compare_sqlite=compare_sqlite))
 
 
 @bench_app.command("locomo")
@@ -272,11 +278,25 @@ def serve(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memor
           host: str = typer.Option(None, help="Interface to bind (default 127.0.0.1; loopback only without keys)."),
           port: int = typer.Option(None, help="Port (default 8000; 0 picks a free one)."),
           config: Path = typer.Option(None, "--config", help="Config file (.yaml/.toml/.json); also LOREGRAPH_CONFIG."),
+          worker: bool = typer.Option(None, "--worker/--no-worker",
+                                      help="Run the job worker in this process (default yes; --no-worker: accept "
+                                           "jobs only, e.g. with `loregraph worker` processes on PostgreSQL)."),
           ) -> None:
     """Run the REST service. Settings: flags > environment (LOREGRAPH_*) > .env > config file."""
     from loregraph.api.rest.serve import run_serve
 
-    raise typer.Exit(run_serve(config_file=config, db=db, host=host, port=port))
+    raise typer.Exit(run_serve(config_file=config, db=db, host=host, port=port, worker=worker))
+
+
+@app.command("worker")
+def worker_cmd(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memory.db."),
+               config: Path = typer.Option(None, "--config", help="Config file; also LOREGRAPH_CONFIG."),
+               ) -> None:
+    """Run only the job worker (no HTTP). On PostgreSQL any number of worker processes share the queue; jobs of
+    one group still run one at a time, in order."""
+    from loregraph.api.rest.serve import run_worker
+
+    raise typer.Exit(run_worker(config_file=config, db=db))
 
 
 # ---- models -----------------------------------------------------------------------------------

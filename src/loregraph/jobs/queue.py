@@ -142,6 +142,13 @@ class JobQueue:
         job.status, job.attempts, job.started_at = "running", job.attempts + 1, now
         return job, remaining
 
+    def mark_done_in(self, conn: Any, job: Job, episode_id: str | None) -> None:
+        """Mark ``job`` done on ``conn``, inside the transaction of its graph write (see ``mark_done_sql``)."""
+        mark_done_sql(conn, job.seq, episode_id)
+
+    def finished(self, job: Job) -> None:
+        """The worker is through with ``job``; nothing to release here (one worker per database file)."""
+
     def note_attempt(self, seq: int) -> None:
         with self._tx() as c:
             c.execute("UPDATE jobs SET attempts = attempts + 1 WHERE seq = ? AND status = 'running'", (seq,))

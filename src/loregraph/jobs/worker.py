@@ -1,4 +1,5 @@
-"""The single queue worker: one job at a time, oldest first, for the service's lifetime.
+"""The queue worker: one job at a time, oldest first, for the service's lifetime (SQLite: the only worker of the
+database file; PostgreSQL: one of any number, each on one group at a time, see ``pg_queue``).
 
 A job runs the add-episode pipeline on the store thread with ``SQLiteStore.apply_hook`` marking it done
 inside the graph write's transaction: a kill at any moment leaves either both or neither. The episode
@@ -21,7 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest
-from loregraph.jobs.queue import Job, JobQueue, episode_id_for, mark_done_sql
+from loregraph.jobs.pg_queue import PgJobQueue
+from loregraph.jobs.queue import Job, JobQueue, episode_id_for
 
 log = logging.getLogger("loregraph.jobs")
 
@@ -36,6 +38,8 @@ def is_transient(exc: BaseException) -> bool:
     if getattr(exc, "transient", False):
         return True
     if isinstance(exc, ConnectionError | TimeoutError):
+        return True
+    if type(exc).__name__ in {"DeadlockDetected", "SerializationFailure"}:  # PostgreSQL: rolled back, try again
         return True
     msg = str(exc).lower()
     return type(exc).__name__ == "OperationalError" and ("locked" in msg or "busy" in msg)
@@ -52,11 +56,13 @@ def error_text(exc: BaseException) -> str:
 class _WorkerLock:
     """At most one worker per database file across processes (an OS lock, released even on kill -9)."""
 
-    def __init__(self, db_path: Path):
-        self.path = Path(f"{db_path}.worker.lock")
+    def __init__(self, db_path: Path | None):
+        self.path = Path(f"{db_path}.worker.lock") if db_path is not None else None  # None: a shared server queue
         self.fd: int | None = None
 
     def acquire(self) -> bool:
+        if self.path is None:  # PostgreSQL: any number of workers (the queue serializes each group)
+            return True
         try:
             import fcntl
         except ImportError:  # pragma: no cover - not POSIX: single process assumed
@@ -77,7 +83,7 @@ class _WorkerLock:
 
 
 class Worker:
-    def __init__(self, memory: Any, queue: JobQueue, *, max_attempts: int = 3,
+    def __init__(self, memory: Any, queue: JobQueue | PgJobQueue, *, max_attempts: int = 3,
                  retry_backoff_s: float = RETRY_BACKOFF_S, poll_interval_s: float = POLL_INTERVAL_S):
         self.memory = memory
         self.queue = queue
@@ -153,6 +159,9 @@ class Worker:
                 raise
             except Exception:  # bookkeeping failed; never let one job end the worker
                 log.exception("job %s: unexpected worker error", job.id)
+            finally:  # PostgreSQL: other workers may take this job's group now
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(self.queue.finished, job)
 
     async def _run(self, job: Job) -> None:
         t0 = time.perf_counter()
@@ -201,7 +210,7 @@ class Worker:
         marked: list[bool] = []
 
         def hook(conn: Any) -> None:
-            mark_done_sql(conn, job.seq, episode_id)
+            self.queue.mark_done_in(conn, job, episode_id)
             marked.append(True)
 
         with store.apply_hook(hook):

@@ -460,6 +460,8 @@ class PostgresStore:
         c = self.conn
         counts: dict[str, int] = {}
         with self._tx():
+            # the group's BM25 statistics go wholesale below: no per-row trigger work (migration 0002)
+            c.execute("SET LOCAL loregraph.fts_stats_off = 'on'")
             for table in ("episodes", "entities", "facts"):
                 counts[table] = c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,)).rowcount
             for table in ("entity_names", "fact_episodes", "mentions", "duplicates", "blocks",

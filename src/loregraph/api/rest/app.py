@@ -21,7 +21,7 @@ from loregraph.api.rest.auth import KeyRing
 from loregraph.api.rest.deps import Services
 from loregraph.api.rest.limits import BodyLimitMiddleware
 from loregraph.config import Settings
-from loregraph.jobs import JobQueue, Worker
+from loregraph.jobs import Worker, open_queue
 from loregraph.memory import Memory
 from loregraph.schema import SchemaViolationError
 from loregraph.store import NotFoundError, StoreError
@@ -29,7 +29,7 @@ from loregraph.store import NotFoundError, StoreError
 log = logging.getLogger("loregraph.api")
 
 DESCRIPTION = """Temporal knowledge-graph memory. `POST /messages` queues one durable job per message (202);
-a single worker ingests them in order. Graphiti-compatible routes plus loregraph's own under `/groups/{id}`.
+a worker ingests them in order (per group). Graphiti-compatible routes plus loregraph's own under `/groups/{id}`.
 Authenticate with `Authorization: Bearer <key>` or `X-API-Key`; a key reaches only its groups."""
 
 
@@ -73,14 +73,14 @@ def create_app(settings: Settings, memory: Memory | None = None, *, url: str | N
         else:
             mem = memory
         version = await mem.run_on_store_thread(lambda: mem.store.schema_version)
-        if getattr(mem.store, "path", None) is None:  # PostgreSQL: its job queue is not written yet (issue 6)
-            raise RuntimeError("the REST service's job queue needs an SQLite database for now (--db sqlite:///...)")
-        queue = JobQueue(mem.store.path)
+        queue = await asyncio.to_thread(open_queue, mem.store, max_attempts=settings.job_max_attempts)
         worker = Worker(mem, queue, max_attempts=settings.job_max_attempts)
-        await worker.start()
+        if settings.worker:
+            await worker.start()
         app.state.services = Services(mem, queue, worker, settings, version)
         if url:
-            where = "started" if worker.running else "runs in another process"
+            where = "started" if worker.running else ("disabled" if not settings.worker else
+                                                       "runs in another process")
             (announce or log.info)(f"loregraph serving on {url} (worker {where})")
         try:
             yield

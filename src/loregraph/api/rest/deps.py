@@ -10,14 +10,14 @@ from fastapi import Depends, HTTPException, Path, Request
 from loregraph.api.rest.auth import Principal, principal
 from loregraph.config import Settings
 from loregraph.graph.types import GROUP_ID_PATTERN
-from loregraph.jobs import JobQueue, Worker
+from loregraph.jobs import JobQueue, PgJobQueue, Worker
 from loregraph.memory import Memory
 
 
 @dataclass
 class Services:
     memory: Memory
-    queue: JobQueue
+    queue: JobQueue | PgJobQueue
     worker: Worker
     settings: Settings
     schema_version: int = 0

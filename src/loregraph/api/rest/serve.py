@@ -54,11 +54,13 @@ def open_memory(settings: Settings) -> Any:
     store = memory.store
     try:
         version = getattr(store, "schema_version", None)
-        if version is not None and version < REQUIRED_SCHEMA_VERSION:
+        # SQLite numbering (its migration 0003 adds the jobs table); PostgreSQL has it from its first migration
+        if getattr(store, "path", None) is not None and version is not None and version < REQUIRED_SCHEMA_VERSION:
             raise StartupError(f"store {settings.db} has schema version {version}; this service needs "
                                f"{REQUIRED_SCHEMA_VERSION} or newer")
-        if not hasattr(store, "path"):
-            raise StartupError(f"the REST service's durable queue needs an SQLite store; {settings.db} is not one")
+        if getattr(store, "path", None) is None and not str(getattr(store, "url", "")).startswith("postgres"):
+            raise StartupError(f"the REST service's durable queue needs an SQLite or PostgreSQL store; "
+                               f"{settings.db} is neither")
         # load the models now: a missing model fails here, not on the first job
         memory.embedder.embed_one("warm up")
         memory.extractor.extract("Warm up the extractor.",
@@ -139,3 +141,53 @@ def run_serve(*, config_file: str | Path | None = None, **overrides: Any) -> int
         _say("error: the service did not start (see the log above)")
         return 1
     return 0
+
+
+def run_worker(*, config_file: str | Path | None = None, **overrides: Any) -> int:
+    """``loregraph worker``: only the job worker, no HTTP (PostgreSQL: any number of them share the queue; SQLite:
+    one per database file). Runs until SIGINT/SIGTERM; the running job finishes, the rest stays pending."""
+    import asyncio
+    import signal
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        settings = load_settings(config_file=config_file, **overrides)
+    except ConfigError as exc:
+        _say(f"error: {exc}")
+        return 1
+    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        memory = open_memory(settings)
+    except (StartupError, ConfigError) as exc:
+        _say(f"error: {exc}")
+        return 1
+
+    async def main() -> int:
+        from loregraph.jobs import Worker, open_queue
+
+        try:
+            queue = await asyncio.to_thread(open_queue, memory.store, max_attempts=settings.job_max_attempts)
+        except Exception as exc:
+            _say(f"error: cannot open the job queue: {exc}")
+            await memory.close()
+            return 1
+        worker = Worker(memory, queue, max_attempts=settings.job_max_attempts)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        code = 0
+        if await worker.start():
+            _say(f"loregraph worker running (pid {os.getpid()})")
+            await stop.wait()
+            await worker.stop(settings.shutdown_timeout_s)
+        else:
+            _say("error: another process runs this database's worker (SQLite allows one)")
+            code = 1
+        queue.close()
+        await memory.close()
+        return code
+
+    return asyncio.run(main())

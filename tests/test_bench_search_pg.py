@@ -1,0 +1,34 @@
+"""``loregraph bench search --db postgresql://... --compare-sqlite``: one result line per backend in one run, and the
+bench's own group is gone from the given database afterwards (small sizes here; the 100k run is a manual one)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+
+import psycopg
+
+
+def test_bench_search_on_postgresql_next_to_sqlite(pg_url, tmp_path):
+    name = "lg_bench_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")
+    url = pg_url.rsplit("/", 1)[0] + "/" + name
+    try:
+        out = subprocess.run([sys.executable, "-m", "loregraph.cli", "bench", "search", "--facts", "300",
+                              "--queries", "10", "--db", url, "--compare-sqlite"],
+                             capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                             env={**os.environ, "TMPDIR": str(tmp_path)})  # its temporary SQLite file goes here
+        assert out.returncode == 0, out.stderr[-3000:]
+        lines = [ln for ln in out.stdout.splitlines() if ln.startswith("search ")]
+        assert [re.search(r"backend=(\w+)", ln).group(1) for ln in lines] == ["postgresql", "sqlite"]
+        assert all("facts=300" in ln and re.search(r"p50_ms=\d", ln) for ln in lines)
+        with psycopg.connect(url) as c:  # the bench's group was deleted, statistics included
+            for table in ("facts", "entities", "episodes", "fts_stats", "fts_terms"):
+                assert c.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
