@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
-from loregraph.jobs.queue import FAILED_LIST_LIMIT, Job, JobLostError
+from loregraph.jobs.queue import FAILED_LIST_LIMIT, Job, JobLostError, QueueMaintenance
 
 GROUP_LOCK_CLASS = 0x4C47  # first key of the two-key advisory locks of loregraph job groups ("LG")
 CANDIDATE_GROUPS = 64  # groups with unfinished jobs looked at per claim, oldest head job first
@@ -48,8 +47,10 @@ def _job(r: Sequence[Any]) -> Job:
                _iso(r[11]))
 
 
-class PgJobQueue:
+class PgJobQueue(QueueMaintenance):
     """The job queue of a PostgreSQL store (``url`` as given to ``PostgresStore``)."""
+
+    PARAM = "%s"
 
     path = None  # no file: workers are not limited to one per database
 
@@ -244,25 +245,3 @@ class PgJobQueue:
             row = self.conn.execute(f"SELECT {_COLS} FROM jobs WHERE id = %s", (job_id,)).fetchone()
         return _job(row) if row else None
 
-    def retry_failed(self, group_id: str) -> int:
-        """Failed jobs of the group go back to pending; they keep their place (oldest first)."""
-        with self._tx() as c:
-            return c.execute("UPDATE jobs SET status = 'pending', error = NULL, finished_at = NULL, attempts = 0 "
-                             "WHERE group_id = %s AND status = 'failed'", (group_id,)).rowcount
-
-    def cancel(self, group_id: str | None = None) -> int:
-        """Delete jobs not yet done (pending and failed) of one group, or of every group."""
-        with self._tx() as c:
-            if group_id is None:
-                return c.execute("DELETE FROM jobs WHERE status IN ('pending', 'failed')").rowcount
-            return c.execute("DELETE FROM jobs WHERE group_id = %s AND status IN ('pending', 'failed')",
-                             (group_id,)).rowcount
-
-    def wait_idle(self, timeout: float, group_id: str | None = None, poll: float = 0.02) -> dict[str, int]:
-        """Block until nothing is pending or running (for scripts and benchmarks); returns the counts."""
-        deadline = time.monotonic() + timeout
-        while True:
-            c = self.counts(group_id)
-            if (c["pending"] == 0 and c["running"] == 0) or time.monotonic() > deadline:
-                return c
-            time.sleep(poll)

@@ -73,7 +73,36 @@ def mark_done_sql(conn: Any, seq: int, episode_id: str | None) -> None:
         raise JobLostError(f"job #{seq} is no longer running; its write is rolled back")
 
 
-class JobQueue:
+class QueueMaintenance:
+    """Queue operations whose SQL is the same on every backend but for the parameter marker (``PARAM``)."""
+
+    PARAM = "?"
+
+    def retry_failed(self, group_id: str) -> int:
+        """Failed jobs of the group go back to pending; they keep their place (oldest first)."""
+        with self._tx() as c:  # type: ignore[attr-defined]
+            return c.execute("UPDATE jobs SET status = 'pending', error = NULL, finished_at = NULL, attempts = 0 "
+                             f"WHERE group_id = {self.PARAM} AND status = 'failed'", (group_id,)).rowcount
+
+    def cancel(self, group_id: str | None = None) -> int:
+        """Delete jobs not yet done (pending and failed) of one group, or of every group."""
+        with self._tx() as c:  # type: ignore[attr-defined]
+            if group_id is None:
+                return c.execute("DELETE FROM jobs WHERE status IN ('pending', 'failed')").rowcount
+            return c.execute(f"DELETE FROM jobs WHERE group_id = {self.PARAM} AND status IN ('pending', 'failed')",
+                             (group_id,)).rowcount
+
+    def wait_idle(self, timeout: float, group_id: str | None = None, poll: float = 0.02) -> dict[str, int]:
+        """Block until nothing is pending or running (for scripts and benchmarks); returns the counts."""
+        deadline = time.monotonic() + timeout
+        while True:
+            c = self.counts(group_id)  # type: ignore[attr-defined]
+            if (c["pending"] == 0 and c["running"] == 0) or time.monotonic() > deadline:
+                return c
+            time.sleep(poll)
+
+
+class JobQueue(QueueMaintenance):
     def __init__(self, path: str | Path):
         import sqlean
 
@@ -192,25 +221,3 @@ class JobQueue:
             row = self.conn.execute(f"SELECT {_COLS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return _job(row) if row else None
 
-    def retry_failed(self, group_id: str) -> int:
-        """Failed jobs of the group go back to pending; they keep their place (oldest first)."""
-        with self._tx() as c:
-            return c.execute("UPDATE jobs SET status = 'pending', error = NULL, finished_at = NULL, attempts = 0 "
-                             "WHERE group_id = ? AND status = 'failed'", (group_id,)).rowcount
-
-    def cancel(self, group_id: str | None = None) -> int:
-        """Delete jobs not yet done (pending and failed) of one group, or of every group."""
-        with self._tx() as c:
-            if group_id is None:
-                return c.execute("DELETE FROM jobs WHERE status IN ('pending', 'failed')").rowcount
-            return c.execute("DELETE FROM jobs WHERE group_id = ? AND status IN ('pending', 'failed')",
-                             (group_id,)).rowcount
-
-    def wait_idle(self, timeout: float, group_id: str | None = None, poll: float = 0.02) -> dict[str, int]:
-        """Block until nothing is pending or running (for scripts and benchmarks); returns the counts."""
-        deadline = time.monotonic() + timeout
-        while True:
-            c = self.counts(group_id)
-            if (c["pending"] == 0 and c["running"] == 0) or time.monotonic() > deadline:
-                return c
-            time.sleep(poll)

@@ -101,17 +101,25 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def run_serve(*, config_file: str | Path | None = None, **overrides: Any) -> int:
-    """Run the service until SIGINT/SIGTERM; returns the process exit code."""
+def _start(config_file: str | Path | None, overrides: dict[str, Any]) -> Any:
+    """Offline model loading, settings and logging for a service process; None (after saying why) on bad settings."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         settings = load_settings(config_file=config_file, **overrides)
     except ConfigError as exc:
         _say(f"error: {exc}")
-        return 1
+        return None
     logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return settings
+
+
+def run_serve(*, config_file: str | Path | None = None, **overrides: Any) -> int:
+    """Run the service until SIGINT/SIGTERM; returns the process exit code."""
+    settings = _start(config_file, overrides)
+    if settings is None:
+        return 1
     host = settings.host
     if not settings.auth_enabled:
         if not is_loopback(host):
@@ -149,15 +157,9 @@ def run_worker(*, config_file: str | Path | None = None, **overrides: Any) -> in
     import asyncio
     import signal
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    try:
-        settings = load_settings(config_file=config_file, **overrides)
-    except ConfigError as exc:
-        _say(f"error: {exc}")
+    settings = _start(config_file, overrides)
+    if settings is None:
         return 1
-    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         memory = open_memory(settings)
     except (StartupError, ConfigError) as exc:
