@@ -114,10 +114,9 @@ def test_migrations_are_recorded_and_reopen_is_idempotent(backend):
     assert v >= 1
     s2 = backend.open(url)
     assert s2.schema_version == v
-    s2.conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', " +
-                    ("'x')" if backend.name == "sqlite" else "now())"))
-    if backend.name == "sqlite":
-        s2.conn.commit()
+    with s2._tx() as c:
+        c.execute("INSERT INTO schema_migrations VALUES (999, 'future', " +
+                  ("'x')" if backend.name == "sqlite" else "now())"))
     with pytest.raises(StoreError, match="newer than this loregraph supports"):
         backend.open(url)
 

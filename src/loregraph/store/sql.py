@@ -1,0 +1,677 @@
+"""What the SQL backends share: the write path of a GraphDelta, row mapping, lookups and bookkeeping.
+
+``SQLStore`` holds every part of the Store protocol whose SQL is the same on SQLite and PostgreSQL. Shared
+statements are written with ``?`` placeholders; a backend states its dialect through a few small hooks
+(placeholder style, timestamp and JSON conversion, ``IN`` lists, how a connection is obtained) and keeps
+only what really differs: full text, vectors, traversal and its own connection handling.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
+from loregraph.schema import Schema, SchemaViolationError, Violation
+from loregraph.store.base import EmbedderMismatchError, SearchKind, StoreError, TimeFilter
+
+TABLE: dict[str, str] = {"episode": "episodes", "entity": "entities", "fact": "facts"}
+
+EP_COLS = ("id, group_id, name, content, source, source_description, role, role_type, conversation_id, "
+           "valid_at, created_at, fact_ids, entity_ids")
+ENT_COLS = ("id, group_id, name, type, aliases, summary, attributes, confidence, mention_count, "
+            "source_episode_id, created_at, updated_at, deleted_at, conversation_id")
+FACT_COLS = ("id, group_id, source_id, target_id, type, fact, attributes, confidence, episodes, valid_at, "
+             "invalid_at, created_at, expired_at, conversation_id")
+_F_FACT_COLS = ", ".join("f." + c.strip() for c in FACT_COLS.split(","))
+
+# (column, placeholder, value, SET clause on conflict or None for "column=excluded.column")
+ExtraColumn = tuple[str, str, Any, str | None]
+
+
+def normalize_name(name: str) -> str:
+    """Case-folded, whitespace-collapsed, punctuation-trimmed name used for exact-match resolution."""
+    return re.sub(r"\s+", " ", name.casefold()).strip(" \t\"'.,;:!?()[]{}")
+
+
+def chunks(items: Sequence[Any], n: int) -> Iterator[list[Any]]:
+    items = list(items)
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+class SQLStore:
+    """The backend-neutral half of a SQL store. Subclasses set the dialect hooks below."""
+
+    MIGRATIONS_PACKAGE: str
+    MIGRATIONS_DDL = ("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                      "name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    CHUNK = 500  # ids per IN list
+    GROUP_COL = "group_id"  # how lookups by id name the group column (SQLite: "+group_id", an index hint)
+    SPEAKER_SQL = ""  # condition selecting entities flagged is_speaker
+    COMMON_TERM_SHARE = 0.05  # full-text terms in more than this share of a group's rows are dropped ...
+    COMMON_TERM_MIN_DOCS = 500  # ... when rarer terms remain and the term is in more than this many rows
+
+    url: str
+    label: str  # how messages name the database (a path, or a URL without its password)
+    _dim: str | None
+    fail_before_commit: Callable[[], None] | None
+    _apply_hooks: list[Callable[[Any], None]]
+
+    # ---- dialect hooks --------------------------------------------------------------------------
+    def _q(self, sql: str) -> str:
+        """A shared statement in this backend's placeholder style."""
+        return sql
+
+    def _ts(self, value: datetime | None) -> Any:
+        raise NotImplementedError
+
+    def _from_ts(self, value: Any) -> datetime | None:
+        raise NotImplementedError
+
+    def _json(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def _from_json(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def _in(self, col: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``col`` is one of ``values``: the condition and its parameters."""
+        return f"{col} IN ({','.join('?' * len(values))})", list(values)
+
+    def _not_in(self, col: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        sql, params = self._in(col, values)
+        return f"NOT ({sql})", params
+
+    def _tx(self) -> AbstractContextManager[Any]:
+        """A write transaction; yields the connection."""
+        raise NotImplementedError
+
+    def _read(self) -> AbstractContextManager[Any]:
+        """A connection to read with (the current transaction's, inside one)."""
+        raise NotImplementedError
+
+    def _executemany(self, c: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        raise NotImplementedError
+
+    def _run_script(self, c: Any, sql: str) -> None:
+        raise NotImplementedError
+
+    def _migration_lock(self, c: Any) -> None:
+        """Called first inside the migration transaction (PostgreSQL: one migrating process at a time)."""
+
+    def _create_vector_storage(self, c: Any, dim: int) -> None:
+        raise NotImplementedError
+
+    def _delete_rows(self, c: Any, kind: SearchKind, ids: Sequence[str]) -> None:
+        """Delete records of one kind by id, with their index rows."""
+        raise NotImplementedError
+
+    def _index_columns(self, kind: SearchKind, group_id: str, body: str,
+                       embedding: list[float] | None) -> list[ExtraColumn]:
+        """Columns written with a record for its text and vector indexes (PostgreSQL keeps them in the row)."""
+        return []
+
+    def _index_record(self, c: Any, kind: SearchKind, seq: int, group_id: str, body: str,
+                      embedding: list[float] | None) -> None:
+        """Write a record's text and vector index rows after the row itself (SQLite keeps side tables)."""
+
+    # ---- small helpers --------------------------------------------------------------------------
+    def _all(self, c: Any, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return c.execute(self._q(sql), params).fetchall()
+
+    def _one(self, c: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+        return c.execute(self._q(sql), params).fetchone()
+
+    def _run(self, c: Any, sql: str, params: Sequence[Any] = ()) -> int:
+        return c.execute(self._q(sql), params).rowcount
+
+    def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._read() as c:
+            return self._all(c, sql, params)
+
+    def _time_sql(self, alias: str, tf: TimeFilter) -> tuple[str, list[Any]]:
+        """The condition selecting facts that count under ``tf``."""
+        if tf.include_expired:
+            return "1=1", []
+        if tf.as_of is None:
+            return f"{alias}.expired_at IS NULL AND {alias}.invalid_at IS NULL", []
+        t = self._ts(tf.as_of)
+        return (
+            f"({alias}.valid_at IS NULL OR {alias}.valid_at <= ?) "
+            f"AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > ?) "
+            f"AND ({alias}.expired_at IS NULL OR {alias}.invalid_at IS NOT NULL)",
+            [t, t],
+        )
+
+    def _kind_filter(self, kind: SearchKind, alias: str, time: TimeFilter | None) -> tuple[str, list[Any]]:
+        """Extra condition for a retrieval primitive: facts by time, entities not deleted."""
+        if kind == "fact":
+            tsql, params = self._time_sql(alias, time or TimeFilter())
+            return f" AND {tsql}", params
+        if kind == "entity":
+            return f" AND {alias}.deleted_at IS NULL", []
+        return "", []
+
+    # ---- lifecycle ------------------------------------------------------------------------------
+    def _init_common(self) -> None:
+        self.fail_before_commit = None  # test hook: inject a mid-write failure
+        self._apply_hooks = []  # see apply_hook
+        self._migrate()
+        self._dim = self._meta("embedding_dim")
+
+    def _migrations(self) -> list[tuple[int, str, str]]:
+        out = []
+        for res in resources.files(self.MIGRATIONS_PACKAGE).iterdir():
+            m = re.match(r"^(\d{4})_(.+)\.sql$", res.name)
+            if m:
+                out.append((int(m.group(1)), m.group(2), res.read_text("utf-8")))
+        return sorted(out)
+
+    def _migrate(self) -> None:
+        import logging
+
+        log = logging.getLogger("loregraph.store")
+        with self._tx() as c:
+            self._migration_lock(c)
+            self._run_script(c, self.MIGRATIONS_DDL)
+            applied = {r[0] for r in self._all(c, "SELECT version FROM schema_migrations")}
+            known = self._migrations()
+            newest = max((v for v, _, _ in known), default=0)
+            if applied and max(applied) > newest:
+                raise StoreError(f"database {self.label} has schema version {max(applied)}, newer than this "
+                                 f"loregraph supports ({newest}); upgrade loregraph")
+            for version, name, sql in known:
+                if version in applied:
+                    continue
+                t0 = time.perf_counter()
+                self._run_script(c, sql)
+                self._run(c, "INSERT INTO schema_migrations VALUES (?,?,?)",
+                          (version, name, self._ts(datetime.now(UTC))))
+                log.info("applied migration %04d_%s in %.1f ms", version, name, (time.perf_counter() - t0) * 1e3)
+
+    @property
+    def schema_version(self) -> int:
+        return self._fetch("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")[0][0]
+
+    def _meta(self, key: str, c: Any = None) -> str | None:
+        if c is None:
+            rows = self._fetch("SELECT value FROM meta WHERE key = ?", (key,))
+        else:
+            rows = self._all(c, "SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def ensure_embedder(self, name: str, dim: int) -> None:
+        """Record the embedding model on first use; refuse a different model or dimension later."""
+        if self._check_embedder(name, dim, self._meta("embedding_model"), self._meta("embedding_dim")):
+            return
+        with self._tx() as c:  # first use: record it, unless a concurrent opener just did
+            self._lock_embedder(c)
+            if self._check_embedder(name, dim, self._meta("embedding_model", c), self._meta("embedding_dim", c)):
+                return
+            self._run(c, "INSERT INTO meta VALUES ('embedding_model', ?)", (name,))
+            self._run(c, "INSERT INTO meta VALUES ('embedding_dim', ?)", (str(dim),))
+            self._create_vector_storage(c, dim)
+        self._dim = str(dim)
+
+    def _lock_embedder(self, c: Any) -> None:
+        """Serialize first-time embedder recording between processes (SQLite's write lock already does)."""
+
+    def _check_embedder(self, name: str, dim: int, cur_name: str | None, cur_dim: str | None) -> bool:
+        if cur_name is None:
+            return False
+        if cur_name != name or int(cur_dim or 0) != dim:
+            raise EmbedderMismatchError(
+                f"database {self.label} was built with embedding model {cur_name!r} (dim {cur_dim}); "
+                f"the configured model is {name!r} (dim {dim}). Use the same model, or re-ingest into "
+                f"a new database."
+            )
+        self._dim = str(dim)
+        return True
+
+    @property
+    def embedding_model(self) -> tuple[str | None, int | None]:
+        d = self._meta("embedding_dim")
+        return self._meta("embedding_model"), int(d) if d else None
+
+    # ---- writes ---------------------------------------------------------------------------------
+    def apply(self, delta: GraphDelta, schema: Schema) -> None:
+        """Validate and write ``delta`` in one transaction; on any error nothing is written."""
+        gid = delta.group_id
+        with self._tx() as c:
+            violations = schema.validate_delta(delta, lambda ids: self.entity_types(gid, ids))
+            violations += self._foreign_ids(c, delta)
+            if violations:
+                raise SchemaViolationError(violations)
+            for ep in delta.episodes:
+                self._upsert_episode(c, ep)
+            for ent in delta.entities:
+                self._upsert_entity(c, ent)
+            for fact in delta.facts:
+                self._upsert_fact(c, fact)
+            for inv in delta.invalidations:
+                n = self._run(c, "UPDATE facts SET invalid_at = COALESCE(invalid_at, ?), "
+                                 "expired_at = COALESCE(expired_at, ?) WHERE id = ? AND group_id = ?",
+                              (self._ts(inv.invalid_at), self._ts(inv.expired_at), inv.fact_id, gid))
+                if n == 0:
+                    raise SchemaViolationError([Violation("invalidations", "fact_id",
+                                                          "fact not found in group", inv.fact_id)])
+            self._executemany(c, "INSERT INTO mentions VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
+                              [(m.group_id, m.episode_id, m.entity_id, self._ts(m.created_at))
+                               for m in delta.mentions])
+            self._executemany(c, "INSERT INTO duplicates VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
+                              [(d.group_id, d.entity_id, d.canonical_id, self._ts(d.created_at))
+                               for d in delta.duplicates])
+            for b in delta.blocks:
+                self._run(c, "INSERT INTO blocks (id, group_id, entity_id, parent_id, text, level, created_at, "
+                             "updated_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET "
+                             "text=excluded.text, level=excluded.level, parent_id=excluded.parent_id, "
+                             "updated_at=excluded.updated_at",
+                          (b.id, gid, b.entity_id, b.parent_id, b.text, b.level, self._ts(b.created_at),
+                           self._ts(b.updated_at)))
+            for com in delta.communities:
+                self._run(c, "INSERT INTO communities (id, group_id, name, summary, created_at) VALUES (?,?,?,?,?) "
+                             "ON CONFLICT (id) DO UPDATE SET name=excluded.name, summary=excluded.summary",
+                          (com.id, gid, com.name, com.summary, self._ts(com.created_at)))
+                self._run(c, "DELETE FROM community_members WHERE community_id = ?", (com.id,))
+                self._executemany(c, "INSERT INTO community_members VALUES (?,?,?)",
+                                  [(gid, com.id, m) for m in com.member_ids])
+            self._check_cardinality(c, delta, schema)
+            if self.fail_before_commit is not None:
+                self.fail_before_commit()
+            for hook in list(self._apply_hooks):
+                hook(c)
+
+    @contextmanager
+    def apply_hook(self, hook: Callable[[Any], None]) -> Iterator[None]:
+        """Within this block every ``apply`` also runs ``hook(conn)`` inside its transaction, just before the
+        commit: a caller's bookkeeping (e.g. marking a queued job done) commits or rolls back with the graph."""
+        self._apply_hooks.append(hook)
+        try:
+            yield
+        finally:
+            self._apply_hooks.remove(hook)
+
+    def _foreign_ids(self, c: Any, delta: GraphDelta) -> list[Violation]:
+        """Ids in the delta that exist already but belong to another group may not be overwritten."""
+        out: list[Violation] = []
+        for table, records in (("episodes", delta.episodes), ("entities", delta.entities), ("facts", delta.facts)):
+            for chunk in chunks([r.id for r in records], self.CHUNK):
+                cond, params = self._in("id", chunk)
+                for (rid,) in self._all(c, f"SELECT id FROM {table} WHERE {cond} AND group_id <> ?",
+                                        (*params, delta.group_id)):
+                    out.append(Violation(table, "id", "id is already used in another group", rid))
+        return out
+
+    def _upsert(self, c: Any, table: str, cols: str, values: Sequence[Any], update: Sequence[str],
+                extra: Sequence[ExtraColumn] = ()) -> int:
+        """Insert or update one record by id; returns its seq."""
+        names = [x.strip() for x in cols.split(",")] + [e[0] for e in extra]
+        marks = ["?"] * (len(names) - len(extra)) + [e[1] for e in extra]
+        sets = [f"{u}=excluded.{u}" for u in update] + [e[3] or f"{e[0]}=excluded.{e[0]}" for e in extra]
+        sql = (f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(marks)}) "
+               f"ON CONFLICT (id) DO UPDATE SET {', '.join(sets)} RETURNING seq")
+        return self._one(c, sql, (*values, *(e[2] for e in extra)))[0]
+
+    def _upsert_episode(self, c: Any, ep: Episode) -> None:
+        body = f"{ep.name} {ep.content}"
+        seq = self._upsert(
+            c, "episodes", EP_COLS,
+            (ep.id, ep.group_id, ep.name, ep.content, ep.source, ep.source_description, ep.role, ep.role_type,
+             ep.conversation_id, self._ts(ep.valid_at), self._ts(ep.created_at), self._json(ep.fact_ids),
+             self._json(ep.entity_ids)),
+            ("name", "content", "source_description", "fact_ids", "entity_ids"),
+            self._index_columns("episode", ep.group_id, body, ep.embedding))
+        self._index_record(c, "episode", seq, ep.group_id, body, ep.embedding)
+
+    def _upsert_entity(self, c: Any, ent: Entity) -> None:
+        body = " ".join([ent.name, *ent.aliases, ent.summary])
+        cols = ENT_COLS.replace("name, type", "name, name_norm, type")
+        seq = self._upsert(
+            c, "entities", cols,
+            (ent.id, ent.group_id, ent.name, normalize_name(ent.name), ent.type, self._json(ent.aliases),
+             ent.summary, self._json(ent.attributes), ent.confidence, ent.mention_count, ent.source_episode_id,
+             self._ts(ent.created_at), self._ts(ent.updated_at), self._ts(ent.deleted_at), ent.conversation_id),
+            ("name", "name_norm", "type", "aliases", "summary", "attributes", "confidence", "mention_count",
+             "updated_at", "deleted_at"),
+            self._index_columns("entity", ent.group_id, body, ent.embedding))
+        self._run(c, "DELETE FROM entity_names WHERE entity_id = ?", (ent.id,))
+        names = sorted({normalize_name(n) for n in [ent.name, *ent.aliases]} - {""})
+        self._executemany(c, "INSERT INTO entity_names VALUES (?,?,?) ON CONFLICT DO NOTHING",
+                          [(ent.group_id, n, ent.id) for n in names])
+        self._index_record(c, "entity", seq, ent.group_id, body, ent.embedding)
+
+    def _upsert_fact(self, c: Any, f: Fact) -> None:
+        seq = self._upsert(
+            c, "facts", FACT_COLS,
+            (f.id, f.group_id, f.source_id, f.target_id, f.type, f.fact, self._json(f.attributes), f.confidence,
+             self._json(f.episodes), self._ts(f.valid_at), self._ts(f.invalid_at), self._ts(f.created_at),
+             self._ts(f.expired_at), f.conversation_id),
+            ("fact", "attributes", "confidence", "episodes", "valid_at", "invalid_at", "expired_at", "type",
+             "source_id", "target_id"),
+            self._index_columns("fact", f.group_id, f.fact, f.embedding))
+        self._executemany(c, "INSERT INTO fact_episodes VALUES (?,?,?) ON CONFLICT DO NOTHING",
+                          [(f.group_id, f.id, e) for e in dict.fromkeys(f.episodes)])
+        self._index_record(c, "fact", seq, f.group_id, f.fact, f.embedding)
+
+    def _check_cardinality(self, c: Any, delta: GraphDelta, schema: Schema) -> None:
+        """Graph-state rules: count current facts after the write for every touched endpoint."""
+        rules = schema.cardinality_rules()
+        touched = [f for f in delta.facts if f.is_current()]
+        if not rules or not touched:
+            return
+        violations: list[Violation] = []
+        seen: set[tuple[Any, ...]] = set()
+        cols = {"source": ("source_id",), "target": ("target_id",), "pair": ("source_id", "target_id")}
+        for rule in rules:
+            for f in touched:
+                if rule.edge not in ("*", f.type):
+                    continue
+                key_cols = cols[rule.per]
+                key = (rule.per, rule.edge, f.type, *(getattr(f, k) for k in key_cols))
+                if key in seen:
+                    continue
+                seen.add(key)
+                where = " AND ".join(f"f.{k} = ?" for k in key_cols)
+                joins = ""
+                if rule.source_type:
+                    joins += " JOIN entities s ON s.id = f.source_id"
+                if rule.target_type:
+                    joins += " JOIN entities t ON t.id = f.target_id"
+                rows = self._all(
+                    c, f"SELECT f.id, {'s.type' if rule.source_type else 'NULL'}, "
+                       f"{'t.type' if rule.target_type else 'NULL'} FROM facts f{joins} WHERE f.group_id = ? "
+                       f"AND f.type = ? AND {where} AND f.expired_at IS NULL AND f.invalid_at IS NULL",
+                    (delta.group_id, f.type, *(getattr(f, k) for k in key_cols)))
+                rows = [r for r in rows
+                        if (not rule.source_type or schema.is_a(r[1], rule.source_type))
+                        and (not rule.target_type or schema.is_a(r[2], rule.target_type))]
+                if len(rows) > rule.max_current:
+                    violations.append(Violation(
+                        "facts", "type",
+                        f"cardinality: {len(rows)} current {f.type} facts per {rule.per} "
+                        f"(max {rule.max_current})", f.id))
+        if violations:
+            raise SchemaViolationError(violations)
+
+    def delete_fact(self, group_id: str, fact_id: str) -> int:
+        """Remove one fact (its index rows, its episode links); returns how many were deleted."""
+        with self._tx() as c:
+            if self._one(c, "SELECT 1 FROM facts WHERE id = ? AND group_id = ?", (fact_id, group_id)) is None:
+                return 0
+            for (eid,) in self._all(c, "SELECT episode_id FROM fact_episodes WHERE group_id = ? AND fact_id = ?",
+                                    (group_id, fact_id)):
+                row = self._one(c, "SELECT fact_ids FROM episodes WHERE id = ? AND group_id = ?", (eid, group_id))
+                if row is not None:
+                    rest = [f for f in self._from_json(row[0]) if f != fact_id]
+                    self._run(c, "UPDATE episodes SET fact_ids = ? WHERE id = ?", (self._json(rest), eid))
+            self._run(c, "DELETE FROM fact_episodes WHERE group_id = ? AND fact_id = ?", (group_id, fact_id))
+            self._delete_rows(c, "fact", [fact_id])
+        return 1
+
+    def delete_episode(self, group_id: str, episode_id: str) -> dict[str, int]:
+        """Remove an episode and what only it contributed: facts and entities with no other source."""
+        counts = {"episodes": 0, "facts": 0, "entities": 0}
+        with self._tx() as c:
+            if self._one(c, "SELECT 1 FROM episodes WHERE id = ? AND group_id = ?", (episode_id, group_id)) is None:
+                return counts
+            fact_ids = [r[0] for r in self._all(
+                c, "SELECT fact_id FROM fact_episodes WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
+            self._run(c, "DELETE FROM fact_episodes WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
+            candidates: list[str] = [r[0] for r in self._all(
+                c, "SELECT entity_id FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
+            mentioned = set(candidates)
+            for fid in fact_ids:
+                rest = [r[0] for r in self._all(c, "SELECT episode_id FROM fact_episodes WHERE fact_id = ?", (fid,))]
+                if rest:
+                    self._run(c, "UPDATE facts SET episodes = ? WHERE id = ?", (self._json(rest), fid))
+                    continue
+                ends = self._one(c, "SELECT source_id, target_id FROM facts WHERE id = ?", (fid,))
+                candidates += list(ends or ())
+                self._delete_rows(c, "fact", [fid])
+                counts["facts"] += 1
+            self._run(c, "DELETE FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
+            for eid in dict.fromkeys(candidates):
+                other = self._one(c, "SELECT 1 FROM mentions WHERE entity_id = ? LIMIT 1", (eid,))
+                used = self._one(c, "SELECT 1 FROM facts WHERE group_id = ? AND (source_id = ? OR target_id = ?) "
+                                    "LIMIT 1", (group_id, eid, eid))
+                if other is None and used is None:
+                    self._delete_rows(c, "entity", [eid])
+                    self._run(c, "DELETE FROM entity_names WHERE entity_id = ?", (eid,))
+                    self._run(c, "DELETE FROM duplicates WHERE entity_id = ? OR canonical_id = ?", (eid, eid))
+                    counts["entities"] += 1
+                elif eid in mentioned:
+                    self._run(c, "UPDATE entities SET mention_count = CASE WHEN mention_count > 1 "
+                                 "THEN mention_count - 1 ELSE 1 END WHERE id = ?", (eid,))
+            self._delete_rows(c, "episode", [episode_id])
+            counts["episodes"] = 1
+        return counts
+
+    # tables keyed by group that hold no searchable records (deleted wholesale with a group)
+    GROUP_SIDE_TABLES = ("entity_names", "fact_episodes", "mentions", "duplicates", "blocks", "community_members",
+                         "communities")
+
+    # ---- reads ----------------------------------------------------------------------------------
+    def _episode(self, r: Sequence[Any]) -> Episode:
+        return Episode.model_construct(
+            id=r[0], group_id=r[1], name=r[2], content=r[3], source=r[4], source_description=r[5], role=r[6],
+            role_type=r[7], conversation_id=r[8], valid_at=self._from_ts(r[9]), created_at=self._from_ts(r[10]),
+            fact_ids=list(self._from_json(r[11])), entity_ids=list(self._from_json(r[12])), embedding=None,
+        )
+
+    def _entity(self, r: Sequence[Any]) -> Entity:
+        return Entity.model_construct(
+            id=r[0], group_id=r[1], name=r[2], type=r[3], aliases=list(self._from_json(r[4])), summary=r[5],
+            attributes=dict(self._from_json(r[6])), confidence=r[7], mention_count=r[8], source_episode_id=r[9],
+            created_at=self._from_ts(r[10]), updated_at=self._from_ts(r[11]), deleted_at=self._from_ts(r[12]),
+            embedding=None, conversation_id=r[13],
+        )
+
+    def _fact(self, r: Sequence[Any]) -> Fact:
+        return Fact.model_construct(
+            id=r[0], group_id=r[1], source_id=r[2], target_id=r[3], type=r[4], fact=r[5],
+            attributes=dict(self._from_json(r[6])), confidence=r[7], episodes=list(self._from_json(r[8])),
+            valid_at=self._from_ts(r[9]), invalid_at=self._from_ts(r[10]), created_at=self._from_ts(r[11]),
+            expired_at=self._from_ts(r[12]), embedding=None, conversation_id=r[13],
+        )
+
+    def _by_ids(self, table: str, cols: str, group_id: str, ids: Sequence[str], conv: Callable[[Any], Any],
+                extra: str = "") -> list[Any]:
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, Any] = {}
+        with self._read() as c:
+            for chunk in chunks(wanted, self.CHUNK):
+                cond, params = self._in("id", chunk)
+                for r in self._all(c, f"SELECT {cols} FROM {table} WHERE {self.GROUP_COL} = ? AND {cond}{extra}",
+                                   (group_id, *params)):
+                    out[r[0]] = conv(r)
+        return [out[i] for i in wanted if i in out]
+
+    def get_episodes(self, group_id: str, ids: Sequence[str]) -> list[Episode]:
+        return self._by_ids("episodes", EP_COLS, group_id, ids, self._episode)
+
+    def get_entities(self, group_id: str, ids: Sequence[str], include_deleted: bool = False) -> list[Entity]:
+        extra = "" if include_deleted else " AND deleted_at IS NULL"
+        return self._by_ids("entities", ENT_COLS, group_id, ids, self._entity, extra)
+
+    def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
+        return self._by_ids("facts", FACT_COLS, group_id, ids, self._fact)
+
+    def entity_types(self, group_id: str, ids: Iterable[str]) -> dict[str, str]:
+        return dict(self._by_ids("entities", "id, type", group_id, list(ids), tuple, " AND deleted_at IS NULL"))
+
+    def group_of(self, kind: SearchKind, record_id: str) -> str | None:
+        """The group an episode, entity or fact belongs to (for routes that name a record only by id)."""
+        rows = self._fetch(f"SELECT group_id FROM {TABLE[kind]} WHERE id = ?", (record_id,))
+        return rows[0][0] if rows else None
+
+    def recent_episodes(self, group_id: str, *, before: datetime | None, source: str | None,
+                        limit: int) -> list[Episode]:
+        where, params = ["group_id = ?"], [group_id]
+        if before is not None:
+            where.append("valid_at < ?")
+            params.append(self._ts(before))
+        if source is not None:
+            where.append("source = ?")
+            params.append(source)
+        rows = self._fetch(f"SELECT {EP_COLS} FROM episodes WHERE {' AND '.join(where)} "
+                           "ORDER BY valid_at DESC, seq DESC LIMIT ?", (*params, limit))
+        return [self._episode(r) for r in reversed(rows)]
+
+    def adjacent_episodes(self, group_id: str, episode_id: str, n: int = 1) -> list[Episode]:
+        """Up to ``n`` episodes right before and after one, in the same conversation (or with none)."""
+        with self._read() as c:
+            row = self._one(c, "SELECT valid_at, conversation_id FROM episodes WHERE id = ? AND group_id = ?",
+                            (episode_id, group_id))
+            if row is None or n <= 0:
+                return []
+            at, conv = row
+            # plain range conditions so the (group_id, conversation_id, valid_at) index is walked, not scanned
+            conv_sql, conv_p = ("conversation_id = ?", [conv]) if conv is not None else ("conversation_id IS NULL", [])
+            before = self._all(c, f"SELECT {EP_COLS} FROM episodes WHERE group_id = ? AND {conv_sql} "
+                                  "AND valid_at < ? ORDER BY valid_at DESC LIMIT ?", (group_id, *conv_p, at, n))
+            after = self._all(c, f"SELECT {EP_COLS} FROM episodes WHERE group_id = ? AND {conv_sql} "
+                                 "AND valid_at > ? ORDER BY valid_at LIMIT ?", (group_id, *conv_p, at, n))
+        return [self._episode(r) for r in [*reversed(before), *after]]
+
+    def find_entities_by_names(self, group_id: str, names_norm: Iterable[str]) -> list[Entity]:
+        names = [n for n in dict.fromkeys(names_norm) if n]
+        ids: list[str] = []
+        with self._read() as c:
+            for chunk in chunks(names, self.CHUNK):
+                cond, params = self._in("name_norm", chunk)
+                ids += [r[0] for r in self._all(
+                    c, f"SELECT DISTINCT entity_id FROM entity_names WHERE group_id = ? AND {cond}",
+                    (group_id, *params))]
+        return self.get_entities(group_id, ids)
+
+    def list_entities(self, group_id: str, *, entity_type: str | None = None, limit: int = 1000) -> list[Entity]:
+        sql = f"SELECT {ENT_COLS} FROM entities WHERE group_id = ? AND deleted_at IS NULL"
+        params: list[Any] = [group_id]
+        if entity_type:
+            sql += " AND type = ?"
+            params.append(entity_type)
+        return [self._entity(r) for r in self._fetch(sql + " ORDER BY seq LIMIT ?", (*params, limit))]
+
+    def _touching(self, cols: str, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
+                  types: Sequence[str] | None, limit: int, newest_first: bool) -> list[Any]:
+        """Rows of facts touching any of ``entity_ids`` (either end) valid under ``time``, by seq."""
+        tsql, tparams = self._time_sql("f", time)
+        ids = list(dict.fromkeys(entity_ids))[:500]
+        tfilter, typ = "", []
+        if types:
+            tfilter, typ = self._in("f.type", list(types))
+            tfilter = " AND " + tfilter
+        src, src_p = self._in("f.source_id", ids)
+        tgt, tgt_p = self._in("f.target_id", ids)
+        not_src, not_src_p = self._not_in("f.source_id", ids)
+        # two index-backed halves; an OR over source/target would scan the whole group
+        sql = (f"SELECT * FROM (SELECT {cols}, f.seq AS seq_ FROM facts f WHERE f.group_id = ? AND {src} "
+               f"AND {tsql}{tfilter} UNION ALL SELECT {cols}, f.seq FROM facts f WHERE f.group_id = ? AND {tgt} "
+               f"AND {not_src} AND {tsql}{tfilter}) u ORDER BY seq_ {'DESC' if newest_first else ''} LIMIT ?")
+        return self._fetch(sql, (group_id, *src_p, *tparams, *typ, group_id, *tgt_p, *not_src_p, *tparams, *typ,
+                                 limit))
+
+    def facts_of_entities(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
+                          types: Sequence[str] | None = None, limit: int = 1000,
+                          newest_first: bool = False) -> list[Fact]:
+        """Facts touching any of ``entity_ids`` (either end), valid under ``time``."""
+        if not entity_ids:
+            return []
+        return [self._fact(r) for r in self._touching(_F_FACT_COLS, group_id, entity_ids, time, types, limit,
+                                                      newest_first)]
+
+    def fact_edges(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
+                   limit: int) -> list[tuple[str, str, str]]:
+        """(fact id, source id, target id) of the newest facts touching ``entity_ids``; cheap graph walking."""
+        if not entity_ids:
+            return []
+        rows = self._touching("f.id, f.source_id, f.target_id", group_id, entity_ids, time, None, limit, True)
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def list_facts(self, group_id: str, time: TimeFilter, limit: int = 10000) -> list[Fact]:
+        tsql, tparams = self._time_sql("f", time)
+        return [self._fact(r) for r in self._fetch(
+            f"SELECT {_F_FACT_COLS} FROM facts f WHERE f.group_id = ? AND {tsql} ORDER BY f.seq LIMIT ?",
+            (group_id, *tparams, limit))]
+
+    def _pairs(self, sql: str, group_id: str, col: str, ids: Sequence[str]) -> list[tuple[Any, Any]]:
+        """Rows of ``sql`` (with ``{cond}`` for ``col`` in ``ids``) for one group, all chunks."""
+        out: list[tuple[Any, Any]] = []
+        with self._read() as c:
+            for chunk in chunks(list(dict.fromkeys(ids)), self.CHUNK):
+                cond, params = self._in(col, chunk)
+                out += self._all(c, sql.format(cond=cond), (group_id, *params))
+        return out
+
+    def facts_of_episodes(self, group_id: str, episode_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for fid, eid in self._pairs("SELECT fact_id, episode_id FROM fact_episodes WHERE group_id = ? AND {cond}",
+                                    group_id, "episode_id", episode_ids):
+            out.setdefault(eid, []).append(fid)
+        return out
+
+    def mentions_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for eid, epid in self._pairs("SELECT m.entity_id, m.episode_id FROM mentions m JOIN episodes e ON "
+                                     "e.id = m.episode_id WHERE m.group_id = ? AND {cond} ORDER BY e.valid_at",
+                                     group_id, "m.entity_id", entity_ids):
+            out.setdefault(eid, []).append(epid)
+        return out
+
+    def communities_of(self, group_id: str, entity_ids: Sequence[str]) -> list[str]:
+        rows = self._pairs("SELECT community_id, entity_id FROM community_members WHERE group_id = ? AND {cond}",
+                           group_id, "entity_id", entity_ids)
+        return list(dict.fromkeys(r[0] for r in rows))
+
+    def duplicates_of(self, group_id: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._fetch(
+            "SELECT entity_id, canonical_id FROM duplicates WHERE group_id = ?", (group_id,))]
+
+    def neighbours_among(self, group_id: str, center: str, candidates: Sequence[str],
+                         time: TimeFilter) -> set[str]:
+        """Which of ``candidates`` share a fact (valid under ``time``) with ``center``."""
+        tsql, tparams = self._time_sql("f", time)
+        out: set[str] = set()
+        with self._read() as c:
+            for chunk in chunks(list(candidates), self.CHUNK):
+                tgt, tgt_p = self._in("f.target_id", chunk)
+                src, src_p = self._in("f.source_id", chunk)
+                for s_id, t_id in self._all(
+                        c, f"SELECT f.source_id, f.target_id FROM facts f WHERE f.group_id = ? AND "
+                           f"((f.source_id = ? AND {tgt}) OR (f.target_id = ? AND {src})) AND {tsql}",
+                        (group_id, center, *tgt_p, center, *src_p, *tparams)):
+                    out.add(t_id if s_id == center else s_id)
+        return out
+
+    def conversation_counts(self, group_id: str, conversation_id: str) -> dict[str, int]:
+        """Entities and relationships first created in a conversation (for per-conversation rate limits)."""
+        with self._read() as c:
+            ents = self._one(c, "SELECT COUNT(*) FROM entities WHERE group_id = ? AND conversation_id = ?",
+                             (group_id, conversation_id))[0]
+            facts = self._one(c, "SELECT COUNT(*) FROM facts WHERE group_id = ? AND conversation_id = ?",
+                              (group_id, conversation_id))[0]
+        return {"entities": ents, "relationships": facts}
+
+    def speakers(self, group_id: str) -> list[Entity]:
+        """Entities that stand for a speaking user of the group."""
+        return [self._entity(r) for r in self._fetch(
+            f"SELECT {ENT_COLS} FROM entities WHERE group_id = ? AND deleted_at IS NULL AND {self.SPEAKER_SQL} "
+            "ORDER BY seq", (group_id,))]
+
+    def count(self, group_id: str) -> dict[str, int]:
+        with self._read() as c:
+            return {table: self._one(c, f"SELECT COUNT(*) FROM {table} WHERE group_id = ?", (group_id,))[0]
+                    for table in ("episodes", "entities", "facts", "mentions", "duplicates")}
+
+    def groups(self) -> list[str]:
+        return [r[0] for r in self._fetch(
+            "SELECT group_id FROM episodes UNION SELECT group_id FROM entities ORDER BY 1")]
+
+
+__all__ = ["ENT_COLS", "EP_COLS", "FACT_COLS", "TABLE", "SQLStore", "chunks", "normalize_name"]
