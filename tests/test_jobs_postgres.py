@@ -9,18 +9,24 @@ the LocalExtractor: they measure the queue, and 1,000 messages through spaCy wou
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import logging
 import re
 import threading
+import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
 import pytest
 
 from loregraph.jobs import PgJobQueue, Worker, episode_id_for, open_queue
+from loregraph.jobs.pg_queue import LISTENER_APP_NAME
 from loregraph.jobs.queue import JobLostError
 from rest_support import Server, wait_until
 from scripted import ScriptedExtractor
@@ -159,6 +165,92 @@ async def test_two_workers_in_one_process_drain_the_queue_in_group_order(pg_db, 
     assert w1.processed > 0 and w2.processed > 0 and w1.processed + w2.processed == 32
     for g, contents in groups.items():
         assert_processed_exactly_once_in_order(pg_db, g, contents)
+
+
+# ---- wake-up: NOTIFY on enqueue, LISTEN in the idle worker ------------------------------------------------
+LONG_POLL_S = 30.0  # a worker that only polled would see a new job this late
+PROMPT_S = 10.0  # generous, yet well below LONG_POLL_S: checks the wake-up path, not its speed
+
+
+async def async_wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    """``wait_until`` without blocking the event loop (the worker and its listener run on it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await asyncio.to_thread(predicate)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def listener_pids(url: str) -> list[int]:
+    return [r[0] for r in pg_rows(url, "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                       "AND application_name = %s", (LISTENER_APP_NAME,))]
+
+
+async def enqueue_and_time(producer: PgJobQueue, group: str, content: str) -> float:
+    """Enqueue one job on ``producer`` (not the worker's queue: nothing calls ``Worker.wake``); seconds until done."""
+    t0 = time.monotonic()
+    (job_id,) = producer.enqueue(group, [message_payload(group, content)])
+    await async_wait_until(lambda: producer.get(job_id).status == "done", PROMPT_S, f"job {job_id} to be done")
+    return time.monotonic() - t0
+
+
+async def idle_listening_worker(pg_db: str, embedder: Any) -> tuple[Any, Worker, PgJobQueue]:
+    """A started worker with a long poll interval, listening, past its first look at the empty queue."""
+    from loregraph.memory import Memory
+
+    m = await Memory.open(pg_db, embedder=embedder, extractor=ScriptedExtractor())
+    worker = Worker(m, PgJobQueue(pg_db), poll_interval_s=LONG_POLL_S, listen_poll_interval_s=LONG_POLL_S)
+    assert await worker.start()
+    await async_wait_until(lambda: worker.listener is not None and worker.listener.listening, PROMPT_S,
+                           "the worker to listen")
+    await asyncio.sleep(1.0)  # the claim woken by the listener's start found nothing: the worker waits now
+    return m, worker, PgJobQueue(pg_db)
+
+
+async def test_a_job_enqueued_by_another_connection_wakes_an_idle_worker_at_once(pg_db, embedder):
+    m, worker, producer = await idle_listening_worker(pg_db, embedder)
+    try:
+        assert listener_pids(pg_db) == [worker.listener.backend_pid]
+        for i in range(3):  # each time the worker is idle again before the next job comes
+            assert await enqueue_and_time(producer, "wake", f"I use Wake{i} every day.") < PROMPT_S
+            await asyncio.sleep(0.5)
+        assert worker.processed == 3
+    finally:
+        await worker.stop()
+        worker.queue.close()
+        producer.close()
+        await m.close()
+    assert worker.listener is None
+    wait_until(lambda: listener_pids(pg_db) == [], 10, what="the listening connection to close")
+
+
+async def test_the_listener_reconnects_after_its_connection_is_terminated(pg_db, embedder, caplog):
+    caplog.set_level(logging.WARNING, logger="loregraph.jobs")
+    m, worker, producer = await idle_listening_worker(pg_db, embedder)
+    try:
+        assert await enqueue_and_time(producer, "re", "I use Before every day.") < PROMPT_S
+        pid = worker.listener.backend_pid
+        assert pg_rows(pg_db, "SELECT pg_terminate_backend(%s)", (pid,)) == [(True,)]
+        await async_wait_until(lambda: worker.listener.listening and worker.listener.backend_pid != pid, PROMPT_S,
+                               "the listener to reconnect")
+        assert listener_pids(pg_db) == [worker.listener.backend_pid] and worker.listener.reconnects == 1
+        await asyncio.sleep(1.0)  # idle again after the catch-up claim of the reconnect
+        for i in range(2):
+            assert await enqueue_and_time(producer, "re", f"I use After{i} every day.") < PROMPT_S
+            await asyncio.sleep(0.5)
+        assert worker.processed == 3
+    finally:
+        await worker.stop()
+        worker.queue.close()
+        producer.close()
+        await m.close()
+    warnings = [r.getMessage() for r in caplog.records if r.name == "loregraph.jobs" and r.levelno == logging.WARNING]
+    assert any(re.fullmatch(r"job listener: connection lost \(\w+\); .*", w) for w in warnings), warnings
+    reconnected = r"job listener: reconnected after [\d.]+ s without notifications \(\d+ failed attempt\(s\)\)"
+    assert any(re.fullmatch(reconnected, w) for w in warnings), warnings
 
 
 # ---- real processes -----------------------------------------------------------------------------------

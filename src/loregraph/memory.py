@@ -57,7 +57,12 @@ class Memory:
         self.schema = schema
         self.embedder = embedder
         self.extractor = extractor
+        # writes run one at a time on the store thread; reads too, unless the store takes concurrent readers
+        # (PostgreSQL: one per pooled connection)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loregraph-store")
+        readers = int(getattr(store, "concurrent_readers", 1))
+        self._read_executor = (self._executor if readers <= 1 else
+                               ThreadPoolExecutor(max_workers=readers, thread_name_prefix="loregraph-read"))
         self.pipeline = IngestPipeline(store, schema, embedder, extractor, limits)
         self.graph = GraphQuery(store, schema, embedder)
         self.searcher = HybridSearch(store, embedder, self.graph)
@@ -122,6 +127,8 @@ class Memory:
                 await hook()
             except Exception:  # closing must still close the store
                 log.exception("a close hook failed")
+        if self._read_executor is not self._executor:
+            self._read_executor.shutdown(wait=True)  # reads in flight finish before the store closes
         await self._run(self.store.close)
         self._closed = True
         self._executor.shutdown(wait=True)
@@ -131,6 +138,13 @@ class Memory:
             raise RuntimeError("this Memory is closed")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
+
+    async def _read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a read-only call: on the store thread, or next to other reads where the store allows it."""
+        if self._closed:
+            raise RuntimeError("this Memory is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._read_executor, lambda: fn(*args, **kwargs))
 
     # ---- writes ---------------------------------------------------------------------------------
     async def add_episode(self, request: EpisodeRequest | None = None, /, **fields: Any) -> AddEpisodeResult:
@@ -228,35 +242,35 @@ class Memory:
         groups = [group_ids] if isinstance(group_ids, str) else list(group_ids)
         flt = filters if isinstance(filters, SearchFilters) else SearchFilters.model_validate(filters or {})
         req = SearchRequest(query=query, group_ids=groups, limit=limit, filters=flt, as_of=as_of, **options)
-        return await self._run(self.searcher.search, req)
+        return await self._read(self.searcher.search, req)
 
     async def query_graph(self, query: str, group_id: str, *, entity_type: str | None = None,
                           relationship_type: str | None = None, limit: int = 25) -> GraphAnswer:
         """Relationship question over one group's graph; each relationship carries its source messages.
         ``answer.found`` is False (with a message) when nothing relevant is known."""
-        return await self._run(self.graph.query_graph, query, group_id, entity_type, relationship_type, limit)
+        return await self._read(self.graph.query_graph, query, group_id, entity_type, relationship_type, limit)
 
     async def explain(self, group_id: str, record_id: str) -> Explanation:
         """The messages an entity or fact came from ("How do you know about X?")."""
-        return await self._run(self.graph.explain, group_id, record_id)
+        return await self._read(self.graph.explain, group_id, record_id)
 
     async def get_episodes(self, group_id: str, *, last_n: int = 10, ids: Sequence[str] | None = None,
                            before: datetime | None = None) -> list[Episode]:
         validate_group_id(group_id)
         if ids is not None:
-            return await self._run(self.store.get_episodes, group_id, list(ids))
-        return await self._run(self.store.recent_episodes, group_id, before=before, source=None, limit=last_n)
+            return await self._read(self.store.get_episodes, group_id, list(ids))
+        return await self._read(self.store.recent_episodes, group_id, before=before, source=None, limit=last_n)
 
     async def get_entity(self, group_id: str, entity_id: str) -> Entity:
         validate_group_id(group_id)
-        found = await self._run(self.store.get_entities, group_id, [entity_id])
+        found = await self._read(self.store.get_entities, group_id, [entity_id])
         if not found:
             raise NotFoundError(f"entity {entity_id} not found in group {group_id}")
         return found[0]
 
     async def get_fact(self, group_id: str, fact_id: str) -> Fact:
         validate_group_id(group_id)
-        found = await self._run(self.store.get_facts, group_id, [fact_id])
+        found = await self._read(self.store.get_facts, group_id, [fact_id])
         if not found:
             raise NotFoundError(f"fact {fact_id} not found in group {group_id}")
         return found[0]
@@ -264,7 +278,7 @@ class Memory:
     async def list_entities(self, group_id: str, *, entity_type: str | None = None,
                             limit: int = 1000) -> list[Entity]:
         validate_group_id(group_id)
-        return await self._run(self.store.list_entities, group_id, entity_type=entity_type, limit=limit)
+        return await self._read(self.store.list_entities, group_id, entity_type=entity_type, limit=limit)
 
     async def list_facts(self, group_id: str, *, current: bool = True, as_of: datetime | None = None,
                          limit: int = 10000) -> list[Fact]:
@@ -273,4 +287,4 @@ class Memory:
 
         validate_group_id(group_id)
         tf = TimeFilter(as_of=as_utc(as_of) if as_of else None, include_expired=not current and as_of is None)
-        return await self._run(self.store.list_facts, group_id, tf, limit)
+        return await self._read(self.store.list_facts, group_id, tf, limit)

@@ -17,14 +17,22 @@ Same interface and life of a job as ``queue.JobQueue`` (pending → running → 
 
 The connection is autocommit and used by one thread at a time under a lock; the group locks it holds are
 session locks, so this connection must stay open while jobs run.
+
+**Wake-up.** Enqueueing (and ``retry_failed``) sends ``NOTIFY loregraph_jobs`` in its own transaction, so it is
+delivered on commit; an idle worker waits on it with a ``PgJobListener`` (its own connection) and claims at once,
+whichever process enqueued. Notifications are only a hint: workers still poll now and then, for a notification
+lost while a listener reconnected and for jobs left running by a dead worker.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import threading
+import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
@@ -33,12 +41,25 @@ from loregraph.jobs.queue import FAILED_LIST_LIMIT, Job, JobLostError, QueueMain
 
 GROUP_LOCK_CLASS = 0x4C47  # first key of the two-key advisory locks of loregraph job groups ("LG")
 CANDIDATE_GROUPS = 64  # groups with unfinished jobs looked at per claim, oldest head job first
+NOTIFY_CHANNEL = "loregraph_jobs"  # NOTIFY payload: the group id (a hint only; listeners claim whatever is next)
+NOTIFY_PAYLOAD_MAX = 200  # characters of the group id sent (PostgreSQL refuses payloads of 8000 bytes or more)
+LISTENER_APP_NAME = "loregraph-job-listener"  # application_name of the listening connection (pg_stat_activity)
+RECONNECT_MIN_S = 0.2  # first wait before the listener reconnects; doubles per failed attempt ...
+RECONNECT_MAX_S = 10.0  # ... up to this
+LISTENER_KEEPALIVE = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3}
+
+log = logging.getLogger("loregraph.jobs")
 
 _COLS = "seq, id, group_id, kind, payload, status, attempts, error, episode_id, created_at, started_at, finished_at"
 
 
 def _iso(v: datetime | None) -> str | None:
     return v.isoformat() if v is not None else None
+
+
+def _notify(conn: Any, group_id: str) -> None:
+    """Queue a notification for listening workers on ``conn``: sent when its transaction commits."""
+    conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, group_id[:NOTIFY_PAYLOAD_MAX]))
 
 
 def _job(r: Sequence[Any]) -> Job:
@@ -105,7 +126,21 @@ class PgJobQueue(QueueMaintenance):
         with self._tx() as c, c.cursor() as cur:
             cur.executemany("INSERT INTO jobs (id, group_id, kind, payload, status, created_at) "
                             "VALUES (%s,%s,%s,%s,'pending',clock_timestamp())", rows)
+            _notify(cur, group_id)  # delivered on commit: idle workers of every process claim at once
         return [r[0] for r in rows]
+
+    def notify(self, group_id: str = "") -> None:
+        """Make listening workers look for jobs now (e.g. a stopping worker hands over the groups it held)."""
+        with self._tx() as c:
+            _notify(c, group_id)
+
+    def retry_failed(self, group_id: str) -> int:
+        """Failed jobs of the group go back to pending (oldest first) and listening workers are notified."""
+        with self._tx() as c:
+            n = super().retry_failed(group_id)  # a savepoint inside this transaction
+            if n:
+                _notify(c, group_id)
+        return n
 
     # ---- worker ---------------------------------------------------------------------------------
     def recover(self, max_attempts: int) -> dict[str, int]:
@@ -245,3 +280,83 @@ class PgJobQueue(QueueMaintenance):
             row = self.conn.execute(f"SELECT {_COLS} FROM jobs WHERE id = %s", (job_id,)).fetchone()
         return _job(row) if row else None
 
+
+
+class PgJobListener:
+    """``LISTEN loregraph_jobs`` on its own autocommit connection (an ``AsyncConnection``: waiting never blocks
+    the event loop); ``on_notify`` is called, on the loop, for each notification.
+
+    A dropped connection is reconnected with a growing delay (``RECONNECT_MIN_S`` .. ``RECONNECT_MAX_S``);
+    ``on_notify`` is also called when it drops (the worker falls back to its short poll) and once it listens
+    again (to catch up on jobs enqueued meanwhile). ``listening`` tells whether notifications arrive now.
+    TCP keepalives detect a peer that vanished without closing the connection.
+    """
+
+    def __init__(self, url: str, on_notify: Callable[[], None]):
+        self.url = url
+        self.on_notify = on_notify
+        self.listening = False
+        self.backend_pid: int | None = None  # the server process of the listening connection
+        self.reconnects = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Connect and listen in a task of the running loop (returns at once)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="loregraph-job-listener")
+
+    async def close(self) -> None:
+        """Stop listening and close the connection."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with suppress(asyncio.CancelledError, Exception):
+                await task
+        self.listening = False
+
+    async def _connect(self) -> Any:
+        import psycopg
+
+        conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=10,
+                                                     application_name=LISTENER_APP_NAME, **LISTENER_KEEPALIVE)
+        try:
+            await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _run(self) -> None:
+        down_since: float | None = None  # monotonic time the connection was lost (None: not lost)
+        attempts = 0
+        while True:
+            try:
+                conn = await self._connect()
+            except Exception as exc:
+                attempts += 1
+                if down_since is None:  # the first connection failed: poll until it works
+                    down_since = time.monotonic()
+                    log.warning("job listener: cannot connect (%s); workers poll until it can", type(exc).__name__)
+                await asyncio.sleep(min(RECONNECT_MAX_S, RECONNECT_MIN_S * 2 ** min(attempts - 1, 16)))
+                continue
+            self.backend_pid, self.listening = conn.info.backend_pid, True
+            if down_since is not None:
+                self.reconnects += 1
+                log.warning("job listener: reconnected after %.1f s without notifications (%d failed attempt(s))",
+                            time.monotonic() - down_since, attempts)
+            down_since, attempts = None, 0
+            try:
+                self.on_notify()  # look for jobs enqueued while this connection was not listening
+                async for _ in conn.notifies():
+                    self.on_notify()
+                raise ConnectionError("the notification stream ended")  # pragma: no cover - not without an error
+            except Exception as exc:
+                down_since = time.monotonic()
+                log.warning("job listener: connection lost (%s); reconnecting, workers poll meanwhile",
+                            type(exc).__name__)
+            finally:
+                self.listening = False
+                with suppress(Exception):
+                    await conn.close()
+            self.on_notify()  # the worker goes back to its short poll until the listener is back
+            await asyncio.sleep(RECONNECT_MIN_S)

@@ -7,6 +7,10 @@ id is derived from the job id, a second guard: a job whose episode exists alread
 A failing job is recorded as failed and the worker goes on; a transient error (connection, timeout,
 database busy) is retried once after a backoff. On shutdown the worker takes no new job; what is still
 pending runs at the next start. Logs carry ids, counts and durations, never message content.
+
+An idle worker waits for ``wake`` (the API of its own process), for ``poll_interval_s``, and on PostgreSQL for a
+``NOTIFY`` from any process (``PgJobListener``); while that listener is connected the poll is only a fallback
+and runs every ``listen_poll_interval_s`` at most.
 """
 
 from __future__ import annotations
@@ -22,13 +26,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest
-from loregraph.jobs.pg_queue import PgJobQueue
+from loregraph.jobs.pg_queue import PgJobListener, PgJobQueue
 from loregraph.jobs.queue import Job, JobQueue, episode_id_for
 
 log = logging.getLogger("loregraph.jobs")
 
 RETRY_BACKOFF_S = 0.5
 POLL_INTERVAL_S = 1.0  # also picks up jobs enqueued by other processes sharing the database
+# PostgreSQL while the listener is connected: new jobs wake the worker at once; the poll only catches a lost
+# notification and the running job of a dead worker (reclaimed once its group lock is free)
+LISTEN_POLL_INTERVAL_S = 10.0
 LOGGED_FACT_IDS = 20
 
 
@@ -84,12 +91,15 @@ class _WorkerLock:
 
 class Worker:
     def __init__(self, memory: Any, queue: JobQueue | PgJobQueue, *, max_attempts: int = 3,
-                 retry_backoff_s: float = RETRY_BACKOFF_S, poll_interval_s: float = POLL_INTERVAL_S):
+                 retry_backoff_s: float = RETRY_BACKOFF_S, poll_interval_s: float = POLL_INTERVAL_S,
+                 listen_poll_interval_s: float = LISTEN_POLL_INTERVAL_S):
         self.memory = memory
         self.queue = queue
         self.max_attempts = max_attempts
         self.retry_backoff_s = retry_backoff_s
         self.poll_interval_s = poll_interval_s
+        self.listen_poll_interval_s = listen_poll_interval_s
+        self.listener: PgJobListener | None = None  # PostgreSQL, while started
         self._wake = asyncio.Event()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
@@ -111,8 +121,17 @@ class Worker:
         counts = await asyncio.to_thread(self.queue.counts)
         log.info("worker started: pending=%d failed=%d (recovered %d interrupted job(s), %d over the attempt limit)",
                  counts["pending"], counts["failed"], recovered["reset"], recovered["failed"])
+        if isinstance(self.queue, PgJobQueue):
+            self.listener = PgJobListener(self.queue.url, self.wake)
+            self.listener.start()
         self._task = asyncio.create_task(self._loop(), name="loregraph-worker")
         return True
+
+    def _idle_wait_s(self) -> float:
+        """How long an idle worker waits for a wake-up before it looks at the queue again."""
+        if self.listener is not None and self.listener.listening:
+            return max(self.poll_interval_s, self.listen_poll_interval_s)
+        return self.poll_interval_s
 
     def wake(self) -> None:
         """New jobs were enqueued."""
@@ -130,6 +149,12 @@ class Worker:
                 self._task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._task
+            if isinstance(self.queue, PgJobQueue):  # the groups this worker held are free: others may take them
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(self.queue.notify)
+        if self.listener is not None:
+            await self.listener.close()
+            self.listener = None
         counts = await asyncio.to_thread(self.queue.counts)
         log.info("worker stopped: %d processed, %d failed in this run; %d pending left for the next start",
                  self.processed, self.failed, counts["pending"])
@@ -138,15 +163,16 @@ class Worker:
     async def _loop(self) -> None:
         while not self._stopping:
             self._wake.clear()
+            wait_s = self._idle_wait_s()
             try:
                 claimed = await asyncio.to_thread(self.queue.claim)
             except Exception as exc:  # the database is unreachable: keep the worker alive, try again later
-                log.error("worker: cannot claim a job (%s); retrying in %.1f s", type(exc).__name__,
-                          self.poll_interval_s)
+                wait_s = self.poll_interval_s  # no notification announces its return
+                log.error("worker: cannot claim a job (%s); retrying in %.1f s", type(exc).__name__, wait_s)
                 claimed = None
             if claimed is None:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
+                    await asyncio.wait_for(self._wake.wait(), wait_s)
                 continue
             job, remaining = claimed
             log.info("job %s picked up: group=%s attempt=%d queue_remaining=%d", job.id, job.group_id,

@@ -36,6 +36,7 @@ log = logging.getLogger("loregraph.store")
 _MAX_POS = 16383  # tsvector positions stop here
 _K1, _B = 1.2, 0.75  # FTS5's bm25() defaults
 DEFAULT_POOL_SIZE = 4
+GROUP_WRITE_LOCK_CLASS = 0x4C57  # first key of the per-group write locks ("LW"); the job queue uses "LG"
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -93,9 +94,14 @@ class PostgresStore(SQLStore):
         self.url = url
         self.label = _redact(url)
         self.path = None  # no file: the SQLite-file job queue does not apply
-        size = pool_size or int(os.environ.get("LOREGRAPH_PG_POOL_SIZE", DEFAULT_POOL_SIZE))
-        if size < 1:
-            raise StoreError(f"pool_size must be at least 1, got {size}")
+        if pool_size is None:
+            env = os.environ.get("LOREGRAPH_PG_POOL_SIZE", str(DEFAULT_POOL_SIZE))
+            if not env.strip().isdigit():
+                raise StoreError(f"LOREGRAPH_PG_POOL_SIZE must be a whole number of connections, got {env!r}")
+            pool_size = int(env)
+        if pool_size < 1:
+            raise StoreError(f"pool_size must be at least 1, got {pool_size}")
+        size = pool_size
         self.pool = ConnectionPool(url, min_size=1, max_size=size, kwargs={"autocommit": True},
                                    configure=_configure, check=ConnectionPool.check_connection, open=False,
                                    name="loregraph-store", timeout=30.0)
@@ -104,6 +110,7 @@ class PostgresStore(SQLStore):
         except PoolTimeout as exc:
             self.pool.close()
             raise StoreError(f"cannot connect to PostgreSQL at {self.label} within {connect_timeout_s:g} s") from exc
+        self.concurrent_readers = size
         self._local = threading.local()
         try:
             self._init_common()
@@ -139,6 +146,9 @@ class PostgresStore(SQLStore):
 
     def _run_script(self, c: Any, sql: str) -> None:
         c.execute(sql)  # a whole file: no parameters, several statements
+
+    def _group_write_lock(self, c: Any, group_id: str) -> None:
+        c.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (GROUP_WRITE_LOCK_CLASS, group_id))
 
     def _migration_lock(self, c: Any) -> None:
         # one migrating process at a time; the others wait, then find the work done
@@ -203,6 +213,7 @@ class PostgresStore(SQLStore):
     def delete_group(self, group_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}
         with self._tx() as c:
+            self._group_write_lock(c, group_id)
             # the group's BM25 statistics go wholesale below: no per-row trigger work (migration 0002)
             c.execute("SET LOCAL loregraph.fts_stats_off = 'on'")
             for table in ("episodes", "entities", "facts"):

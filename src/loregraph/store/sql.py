@@ -54,6 +54,7 @@ class SQLStore:
     CHUNK = 500  # ids per IN list
     GROUP_COL = "group_id"  # how lookups by id name the group column (SQLite: "+group_id", an index hint)
     SPEAKER_SQL = ""  # condition selecting entities flagged is_speaker
+    concurrent_readers = 1  # how many threads may read at once (Memory sizes its read pool by it)
     COMMON_TERM_SHARE = 0.05  # full-text terms in more than this share of a group's rows are dropped ...
     COMMON_TERM_MIN_DOCS = 500  # ... when rarer terms remain and the term is in more than this many rows
 
@@ -101,6 +102,11 @@ class SQLStore:
 
     def _run_script(self, c: Any, sql: str) -> None:
         raise NotImplementedError
+
+    def _group_write_lock(self, c: Any, group_id: str) -> None:
+        """Called first in every write transaction of a group: one writer per group at a time, so concurrent
+        writers cannot deadlock on shared per-group rows (PostgreSQL's term statistics). SQLite's write
+        transactions are serial already."""
 
     def _migration_lock(self, c: Any) -> None:
         """Called first inside the migration transaction (PostgreSQL: one migrating process at a time)."""
@@ -244,6 +250,7 @@ class SQLStore:
         """Validate and write ``delta`` in one transaction; on any error nothing is written."""
         gid = delta.group_id
         with self._tx() as c:
+            self._group_write_lock(c, gid)
             violations = schema.validate_delta(delta, lambda ids: self.entity_types(gid, ids))
             violations += self._foreign_ids(c, delta)
             if violations:
@@ -402,6 +409,7 @@ class SQLStore:
     def delete_fact(self, group_id: str, fact_id: str) -> int:
         """Remove one fact (its index rows, its episode links); returns how many were deleted."""
         with self._tx() as c:
+            self._group_write_lock(c, group_id)
             if self._one(c, "SELECT 1 FROM facts WHERE id = ? AND group_id = ?", (fact_id, group_id)) is None:
                 return 0
             for (eid,) in self._all(c, "SELECT episode_id FROM fact_episodes WHERE group_id = ? AND fact_id = ?",
@@ -418,6 +426,7 @@ class SQLStore:
         """Remove an episode and what only it contributed: facts and entities with no other source."""
         counts = {"episodes": 0, "facts": 0, "entities": 0}
         with self._tx() as c:
+            self._group_write_lock(c, group_id)
             if self._one(c, "SELECT 1 FROM episodes WHERE id = ? AND group_id = ?", (episode_id, group_id)) is None:
                 return counts
             fact_ids = [r[0] for r in self._all(

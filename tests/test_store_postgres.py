@@ -1,0 +1,148 @@
+"""What only the PostgreSQL store has to get right: its connection pool (concurrent threads, dropped
+connections), concurrent writers of one group, and clear errors for bad connection settings.
+
+Real server (the ``pg_url`` fixture), a fresh database per test.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import psycopg
+import pytest
+
+from loregraph.graph.types import Episode, Fact, GraphDelta
+from loregraph.store import StoreError, TimeFilter
+from loregraph.store.postgres import PostgresStore
+from test_store import DIM, SCHEMA, T0, small_graph, vec
+
+
+@pytest.fixture
+def pg_db(pg_url):
+    db = "lg_pgs_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {db}")
+    yield pg_url.rsplit("/", 1)[0] + "/" + db
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+
+
+def _store(url: str, **kw) -> PostgresStore:
+    s = PostgresStore(url, **kw)
+    s.ensure_embedder("test-model", DIM)
+    return s
+
+
+def _terminate_others(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as c:
+        return len(c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+                             "current_database() AND pid <> pg_backend_pid()").fetchall())
+
+
+def test_store_survives_its_connections_being_dropped(pg_db):
+    s = _store(pg_db, pool_size=2)
+    try:
+        s.apply(small_graph("g", "alpha"), SCHEMA)
+        assert _terminate_others(pg_db) >= 1  # every pooled connection of the store is gone server-side
+        assert s.count("g")["facts"] == 1  # a read takes a checked, fresh connection
+        s.apply(small_graph("g", "beta", seed=10), SCHEMA)  # and so does a write
+        assert s.count("g")["facts"] == 2
+        assert [h.id for h in s.fulltext("fact", ["g"], "beta tool", 5)]
+    finally:
+        s.close()
+
+
+def test_threads_read_concurrently_and_see_the_same_results(pg_db):
+    s = _store(pg_db, pool_size=4)
+    try:
+        for i in range(30):
+            s.apply(small_graph("g", f"w{i}", seed=i * 5), SCHEMA)
+        queries = [f"w{i} person uses w{i} tool" for i in range(30)]
+
+        def both(i: int) -> tuple[list[str], list[str]]:
+            return ([h.id for h in s.fulltext("fact", ["g"], queries[i], 5)],
+                    [h.id for h in s.vector("fact", ["g"], np.asarray(vec(i * 5 + 3)), 5)])
+
+        serial = [both(i) for i in range(30)]
+        with ThreadPoolExecutor(8) as ex:
+            parallel = list(ex.map(both, range(30)))
+        assert parallel == serial
+        with psycopg.connect(pg_db) as c:  # the pool really held several connections
+            opened = c.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+                               "AND pid <> pg_backend_pid()").fetchone()[0]
+        assert 2 <= opened <= 4
+    finally:
+        s.close()
+
+
+def _delta(group: str, i: int, vocab: list[str]) -> GraphDelta:
+    """One fact whose text shares most of its terms with every other delta of this test."""
+    g = small_graph(group, f"n{i}", seed=i)
+    words = " ".join(vocab[(i + k) % len(vocab)] for k in range(6))
+    ep = Episode(group_id=group, content=f"{words} shared note {i}", valid_at=T0, embedding=vec(1000 + i))
+    fact = Fact(group_id=group, source_id=g.entities[0].id, target_id=g.entities[1].id, type="RELATED_TO",
+                fact=f"{words} shared note", episodes=[ep.id], valid_at=T0, embedding=vec(2000 + i))
+    return GraphDelta(group_id=group, episodes=[*g.episodes, ep], entities=g.entities, facts=[*g.facts, fact],
+                      mentions=g.mentions)
+
+
+def test_concurrent_writers_of_one_group_neither_deadlock_nor_skew_term_statistics(pg_db):
+    """Two stores (as two processes would) and four threads write one group at once: two add deltas, two
+    delete episodes written before (which touches the tables in the opposite order). Every write lands, and
+    the BM25 statistics the triggers keep equal a recount from the rows."""
+    stores = [_store(pg_db, pool_size=2), _store(pg_db, pool_size=2)]
+    vocab = ["orbit", "ledger", "kernel", "harbor", "violet", "copper", "meadow", "signal", "tundra", "quartz"]
+    old = [_delta("g", 1000 + i, vocab) for i in range(40)]
+    for d in old:
+        stores[0].apply(d, SCHEMA)
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        store = stores[worker % 2]
+        for i in range(20):
+            try:
+                if worker < 2:
+                    store.apply(_delta("g", worker * 20 + i, vocab), SCHEMA)
+                else:
+                    for ep in old[(worker - 2) * 20 + i].episodes:
+                        store.delete_episode("g", ep.id)
+            except BaseException as exc:  # collected and asserted below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert errors == []
+        assert stores[0].count("g")["facts"] == 80 and stores[0].count("g")["episodes"] == 80
+        with psycopg.connect(pg_db) as c:
+            for table, kind in (("facts", "fact"), ("episodes", "episode"), ("entities", "entity")):
+                docs, tokens = c.execute("SELECT docs, tokens FROM fts_stats WHERE kind = %s AND group_id = 'g'",
+                                         (kind,)).fetchone()
+                assert (docs, tokens) == c.execute(
+                    f"SELECT COUNT(*), SUM(fts_len) FROM {table} WHERE group_id = 'g'").fetchone()
+                recount = dict(c.execute(f"SELECT u.lexeme, COUNT(*) FROM {table} x, unnest(x.fts) u "
+                                         "WHERE x.group_id = 'g' GROUP BY 1").fetchall())
+                kept = dict(c.execute("SELECT term, df FROM fts_terms WHERE kind = %s AND df > 0",
+                                      (kind,)).fetchall())
+                assert kept == recount
+        hits = stores[1].fulltext("fact", ["g"], "quartz orbit", 200, TimeFilter())
+        expected = sum(1 for i in range(40) if {"quartz", "orbit"} & {vocab[(i + k) % 10] for k in range(6)})
+        assert len(hits) == expected
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_bad_connection_settings_are_named(pg_url):
+    with pytest.raises(StoreError, match="pool_size must be at least 1"):
+        PostgresStore(pg_url, pool_size=0)
+    bad = "postgresql://loregraph:s3cret@127.0.0.1:1/none"
+    with pytest.raises(StoreError, match="cannot connect to PostgreSQL") as err:
+        PostgresStore(bad, connect_timeout_s=1.0)
+    assert "s3cret" not in str(err.value) and "***" in str(err.value)
