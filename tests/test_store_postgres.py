@@ -146,3 +146,67 @@ def test_bad_connection_settings_are_named(pg_url):
     with pytest.raises(StoreError, match="cannot connect to PostgreSQL") as err:
         PostgresStore(bad, connect_timeout_s=1.0)
     assert "s3cret" not in str(err.value) and "***" in str(err.value)
+
+
+def _index_names(url: str) -> dict[str, str]:
+    """Partial HNSW indexes of the database: name -> definition."""
+    with psycopg.connect(url) as c:
+        return dict(c.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%'"))
+
+
+def _exact(s: PostgresStore, group: str, q: np.ndarray, k: int) -> list[str]:
+    with psycopg.connect(s.url) as c:
+        rows = c.execute("SELECT id, embedding::real[] FROM facts WHERE group_id = %s", (group,)).fetchall()
+    sims = {rid: float(np.dot(np.asarray(v), q) / np.linalg.norm(v) / np.linalg.norm(q)) for rid, v in rows}
+    return sorted(sims, key=lambda r: -sims[r])[:k]
+
+
+def test_a_group_past_the_threshold_gets_its_own_hnsw_index(pg_db):
+    s = _store(pg_db)
+    s.HNSW_MIN_ROWS = 40
+    try:
+        for i in range(45):
+            s.apply(small_graph("big", f"b{i}", seed=i * 7), SCHEMA)
+        for i in range(10):
+            s.apply(small_graph("small", f"s{i}", seed=500 + i * 7), SCHEMA)
+        indexes = _index_names(pg_db)
+        # facts and episodes of "big" passed 40 rows (45 each), entities too (90); "small" has none
+        assert len(indexes) == 3 and all("'big'" in d for d in indexes.values())
+        with psycopg.connect(pg_db) as c:  # tiny tables favour a scan: ask whether the index is usable at all
+            c.execute("SET enable_seqscan = off")
+            c.execute("SET enable_sort = off")
+            plan = "\n".join(r[0] for r in c.execute(
+                "EXPLAIN SELECT id FROM facts WHERE group_id = 'big' ORDER BY embedding <=> %s::vector LIMIT 5",
+                (str(vec(3)),)))
+        assert any(name in plan for name in indexes), plan
+        for seed in (3, 11, 77):
+            q = np.asarray(vec(seed))
+            assert [h.id for h in s.vector("fact", ["big"], q, 5)] == _exact(s, "big", q, 5)
+            assert [h.id for h in s.vector("fact", ["small"], q, 5)] == _exact(s, "small", q, 5)
+            both = {h.id for h in s.vector("fact", ["big", "small"], q, 100)}
+            assert both == {f.id for f in s.list_facts("big", TimeFilter())} | {
+                f.id for f in s.list_facts("small", TimeFilter())}
+        s.delete_group("big")
+        assert _index_names(pg_db) == {}
+        assert [h.id for h in s.vector("fact", ["big"], np.asarray(vec(3)), 5)] == []
+    finally:
+        s.close()
+
+
+def test_bulk_load_builds_the_index_at_checkpoint(pg_db):
+    s = _store(pg_db)
+    s.HNSW_MIN_ROWS = 20
+    s.build_vector_indexes = False
+    try:
+        for i in range(25):
+            s.apply(small_graph("bulk", f"b{i}", seed=i * 7), SCHEMA)
+        assert _index_names(pg_db) == {}
+        s.checkpoint()
+        assert len(_index_names(pg_db)) == 3
+        reopened = _store(pg_db)  # another process sees the indexes recorded and builds nothing twice
+        reopened.HNSW_MIN_ROWS = 20
+        reopened.apply(small_graph("bulk", "late", seed=999), SCHEMA)
+        assert len(_index_names(pg_db)) == 3
+        reopened.close()
+    finally:
+        s.close()

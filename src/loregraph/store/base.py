@@ -48,6 +48,7 @@ class Hit:
 
 class Store(Protocol):
     url: str
+    build_vector_indexes: bool  # False during a bulk import; checkpoint() then builds what is due
 
     def close(self) -> None: ...
     def checkpoint(self) -> None: ...

@@ -14,11 +14,13 @@ restart or a dropped connection; a call that was running when its connection die
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -27,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from loregraph.graph.types import GraphDelta
+from loregraph.schema import Schema
 from loregraph.store.base import Hit, SearchKind, StoreError, TimeFilter
 from loregraph.store.sql import TABLE, ExtraColumn, SQLStore
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, query_terms, terms
@@ -36,6 +40,7 @@ log = logging.getLogger("loregraph.store")
 _MAX_POS = 16383  # tsvector positions stop here
 _K1, _B = 1.2, 0.75  # FTS5's bm25() defaults
 DEFAULT_POOL_SIZE = 4
+HNSW_EF_SEARCH = 100
 GROUP_WRITE_LOCK_CLASS = 0x4C57  # first key of the per-group write locks ("LW"); the job queue uses "LG"
 
 
@@ -76,6 +81,14 @@ def _pg_params(sql: str) -> str:
 
 def _configure(conn: Any) -> None:
     conn.execute("SET TIME ZONE 'UTC'")
+    # partial HNSW indexes (large groups): ef_search 100 measured recall@10 0.99-1.00 at 1-2 ms for 10k-30k
+    # rows; iterative scans keep filling the k results when the time filter drops candidates
+    conn.execute(f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
+    conn.execute("SET hnsw.iterative_scan = relaxed_order")
+
+
+def _index_name(table: str, group_id: str) -> str:
+    return f"{table}_hnsw_{hashlib.sha1(group_id.encode()).hexdigest()[:20]}"
 
 
 class PostgresStore(SQLStore):
@@ -87,6 +100,10 @@ class PostgresStore(SQLStore):
                       "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)")
     CHUNK = 100_000  # ids go as one array parameter
     SPEAKER_SQL = "attributes->'is_speaker' IN ('true'::jsonb, '1'::jsonb)"
+    # Vectors: exact kNN within a group up to this many rows of a kind, a partial HNSW index of the group beyond
+    # (measured: exact p50 4.8 ms at 3k rows, 20 ms at 10k, 44 ms at 30k; the index 1.0-1.7 ms at 10k-30k)
+    HNSW_MIN_ROWS = 3000
+    INDEX_BUILD_MEMORY = "512MB"  # maintenance_work_mem while building an index (a 100k-row graph is ~200 MB)
 
     def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout_s: float = 10.0):
         from psycopg_pool import ConnectionPool, PoolTimeout
@@ -112,6 +129,7 @@ class PostgresStore(SQLStore):
             raise StoreError(f"cannot connect to PostgreSQL at {self.label} within {connect_timeout_s:g} s") from exc
         self.concurrent_readers = size
         self._local = threading.local()
+        self._indexed: set[tuple[str, str]] = set()
         try:
             self._init_common()
         except BaseException:
@@ -185,9 +203,80 @@ class PostgresStore(SQLStore):
             self.pool.close()
 
     def checkpoint(self) -> None:
-        """Refresh planner statistics after a bulk import (the counterpart of SQLite's WAL checkpoint)."""
+        """After a bulk import (the counterpart of SQLite's WAL checkpoint): build the vector indexes of groups
+        that outgrew exact kNN, then refresh planner statistics."""
+        with self._read() as c:
+            rows = c.execute("SELECT kind, group_id FROM fts_stats WHERE docs >= %s", (self.HNSW_MIN_ROWS,)).fetchall()
+        self._ensure_vector_indexes([(k, g) for k, g in rows if k in TABLE])
         with self._read() as c:
             c.execute("ANALYZE")
+
+    def apply(self, delta: GraphDelta, schema: Schema) -> None:
+        super().apply(delta, schema)
+        # committed: from here on nothing may fail the call. Inside a caller's open transaction the index waits
+        # (CREATE INDEX CONCURRENTLY cannot run there) for the next write or checkpoint()
+        if not self.build_vector_indexes or self._dim is None or getattr(self._local, "conn", None) is not None:
+            return
+        try:
+            self._index_if_large(delta)
+        except Exception as exc:  # searching stays exact (and correct) until a later write builds it
+            log.warning("could not build a vector index for group %s: %s", delta.group_id, type(exc).__name__)
+
+    def _index_if_large(self, delta: GraphDelta) -> None:
+        kinds = [k for k, recs in (("episode", delta.episodes), ("entity", delta.entities), ("fact", delta.facts))
+                 if recs and (k, delta.group_id) not in self._indexed]
+        if not kinds:
+            return
+        with self._read() as c:
+            big = c.execute("SELECT kind FROM fts_stats WHERE group_id = %s AND kind = ANY(%s) AND docs >= %s",
+                            (delta.group_id, kinds, self.HNSW_MIN_ROWS)).fetchall()
+        self._ensure_vector_indexes([(k, delta.group_id) for (k,) in big])
+
+    def _ensure_vector_indexes(self, wanted: Sequence[tuple[str, str]]) -> None:
+        """Give each (kind, group) a partial HNSW index unless it has one. Built CONCURRENTLY (writes to the
+        table go on meanwhile) on an autocommit connection, after the write that crossed the threshold."""
+        from psycopg import sql as psql
+
+        if self._dim is None:
+            return
+        todo = [w for w in dict.fromkeys(wanted) if w not in self._indexed]
+        if not todo:
+            return
+        with self._read() as c:
+            done = {(k, g) for k, g in c.execute(
+                "SELECT kind, group_id FROM vector_indexes WHERE group_id = ANY(%s)", ([g for _, g in todo],))}
+            self._indexed |= done
+            for kind, group_id in todo:
+                if (kind, group_id) in done:
+                    continue
+                table, name = TABLE[kind], _index_name(TABLE[kind], group_id)
+                # one builder per index across processes; a loser leaves it to the winner
+                key = int(hashlib.sha1(name.encode()).hexdigest()[:15], 16)
+                if not c.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+                    continue
+                try:
+                    if c.execute("SELECT 1 FROM vector_indexes WHERE name = %s", (name,)).fetchone() is not None:
+                        self._indexed.add((kind, group_id))
+                        continue
+                    # an earlier build that died half way leaves an invalid index behind
+                    c.execute(psql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(psql.Identifier(name)))
+                    t0 = time.perf_counter()
+                    c.execute(psql.SQL("SET maintenance_work_mem = {}").format(psql.Literal(self.INDEX_BUILD_MEMORY)))
+                    try:
+                        c.execute(psql.SQL(
+                            "CREATE INDEX CONCURRENTLY {} ON {} USING hnsw (embedding vector_cosine_ops) "
+                            "WITH (m = 16, ef_construction = 64) WHERE group_id = {}").format(
+                                psql.Identifier(name), psql.Identifier(table), psql.Literal(group_id)))
+                    finally:
+                        c.execute("RESET maintenance_work_mem")
+                    rows = c.execute(f"SELECT COUNT(*) FROM {table} WHERE group_id = %s", (group_id,)).fetchone()[0]
+                    c.execute("INSERT INTO vector_indexes VALUES (%s, %s, %s, %s, now()) ON CONFLICT DO NOTHING",
+                              (kind, group_id, name, rows))
+                    self._indexed.add((kind, group_id))
+                    log.info("built the HNSW index of a group's %s vectors: rows=%d in %.1f s", kind, rows,
+                             time.perf_counter() - t0)
+                finally:
+                    c.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
     # ---- index columns --------------------------------------------------------------------------
     def _index_columns(self, kind: SearchKind, group_id: str, body: str,
@@ -211,6 +300,8 @@ class PostgresStore(SQLStore):
         self._run(c, f"DELETE FROM {TABLE[kind]} WHERE id = ANY(?)", (list(ids),))
 
     def delete_group(self, group_id: str) -> dict[str, int]:
+        from psycopg import sql as psql
+
         counts: dict[str, int] = {}
         with self._tx() as c:
             self._group_write_lock(c, group_id)
@@ -218,8 +309,11 @@ class PostgresStore(SQLStore):
             c.execute("SET LOCAL loregraph.fts_stats_off = 'on'")
             for table in ("episodes", "entities", "facts"):
                 counts[table] = c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,)).rowcount
-            for table in (*self.GROUP_SIDE_TABLES, "fts_stats", "vector_generations"):
+            for (name,) in c.execute("SELECT name FROM vector_indexes WHERE group_id = %s", (group_id,)).fetchall():
+                c.execute(psql.SQL("DROP INDEX IF EXISTS {}").format(psql.Identifier(name)))
+            for table in (*self.GROUP_SIDE_TABLES, "fts_stats", "vector_generations", "vector_indexes"):
                 c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,))
+            self._indexed = {k for k in self._indexed if k[1] != group_id}
             c.execute("DELETE FROM fts_terms WHERE term LIKE %s", (group_token(group_id) + "%",))
         return counts
 
@@ -283,7 +377,9 @@ class PostgresStore(SQLStore):
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
                time: TimeFilter | None = None) -> list[Hit]:
-        """Exact cosine kNN within each group (score = 1 - cosine distance)."""
+        """Cosine kNN within each group (score = 1 - cosine distance): exact, or through the group's partial HNSW
+        index once it has one. Never a prepared (generic) plan: only a plan made for the group's value can use
+        the group's partial index."""
         if self._dim is None or not group_ids or limit <= 0:
             return []
         table = TABLE[kind]
@@ -292,8 +388,10 @@ class PostgresStore(SQLStore):
         hits: list[Hit] = []
         with self._read() as c:
             for gid in dict.fromkeys(group_ids):
-                rows = self._all(c, f"SELECT x.id, x.embedding <=> ?::vector AS d FROM {table} x WHERE x.group_id = ? "
-                                    f"AND x.embedding IS NOT NULL{extra} ORDER BY d LIMIT ?", (q, gid, *params, limit))
+                rows = c.execute(self._q(
+                    f"SELECT x.id, x.embedding <=> ?::vector AS d FROM {table} x WHERE x.group_id = ? AND "
+                    f"x.embedding IS NOT NULL{extra} ORDER BY x.embedding <=> ?::vector LIMIT ?"),
+                    (q, gid, *params, q, limit), prepare=False).fetchall()
                 hits += [Hit(r[0], 1.0 - float(r[1])) for r in rows]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]

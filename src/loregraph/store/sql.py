@@ -55,6 +55,9 @@ class SQLStore:
     GROUP_COL = "group_id"  # how lookups by id name the group column (SQLite: "+group_id", an index hint)
     SPEAKER_SQL = ""  # condition selecting entities flagged is_speaker
     concurrent_readers = 1  # how many threads may read at once (Memory sizes its read pool by it)
+    # Vector indexes that a backend builds as groups grow (PostgreSQL's per-group HNSW): set False during a bulk
+    # import so they are built once by checkpoint() rather than kept up row by row
+    build_vector_indexes = True
     COMMON_TERM_SHARE = 0.05  # full-text terms in more than this share of a group's rows are dropped ...
     COMMON_TERM_MIN_DOCS = 500  # ... when rarer terms remain and the term is in more than this many rows
 
