@@ -32,3 +32,20 @@ def test_bench_search_on_postgresql_next_to_sqlite(pg_url, tmp_path):
     finally:
         with psycopg.connect(pg_url, autocommit=True) as c:
             c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_bench_pg_vectors_small_scale(pg_url):
+    """``loregraph bench pg-vectors`` at a tiny scale: every section reports recall and latency, the partial
+    per-group index finds the true neighbours, and its throw-away database is dropped."""
+    out = subprocess.run([sys.executable, "-m", "loregraph.cli", "bench", "pg-vectors", "--db", pg_url,
+                          "--scale", "0.02", "--queries", "10", "--inserts", "20"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    text = out.stdout
+    for section in ("== 1. exact kNN", "== 2. one global HNSW index", "== 3. partial HNSW index", "== 4."):
+        assert section in text, section
+    partial = text[text.index("== 3."):text.index("== 2.")]
+    recalls = [float(r) for r in re.findall(r"recall@10 ([\d.]+)", partial)]
+    assert recalls and min(recalls) >= 0.9, partial
+    with psycopg.connect(pg_url) as c:
+        assert c.execute("SELECT 1 FROM pg_database WHERE datname = 'lg_vecbench'").fetchone() is None

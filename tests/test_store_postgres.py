@@ -210,3 +210,39 @@ def test_bulk_load_builds_the_index_at_checkpoint(pg_db):
         reopened.close()
     finally:
         s.close()
+
+
+def test_memory_on_postgresql_searches_in_parallel_with_the_same_results(pg_db, embedder):
+    """On PostgreSQL, Memory runs searches side by side and a search prefetches fact and episode hits next to its
+    entity stage: results equal those of the serial path, for many concurrent searches."""
+    import asyncio
+
+    from loregraph.memory import Memory
+
+    async def go() -> None:
+        m = await Memory.open(pg_db, embedder=embedder)
+        try:
+            assert m.searcher._prefetcher is not None and m.store.concurrent_readers > 1
+            lines = ["I moved our billing service from Heroku to Fly.io last month.",
+                     "Marta leads the payments team and prefers Postgres over MySQL.",
+                     "We use Grafana for dashboards and PagerDuty for alerts.",
+                     "The mobile app is written in Kotlin; the web app uses Svelte.",
+                     "Jonas joined the payments team in March and works on refunds."]
+            await m.add_messages("team", [{"role_type": "user", "role": "ana", "content": t} for t in lines])
+            queries = ["who works on refunds", "which database does Marta prefer", "where does billing run",
+                       "what do we use for alerts", "what language is the mobile app"]
+            parallel = await asyncio.gather(*(m.search(q, "team", limit=5) for q in queries * 3))
+            m.searcher._prefetcher.shutdown()
+            m.searcher._prefetcher = None
+            serial = [await m.search(q, "team", limit=5) for q in queries * 3]
+
+            def ids(r):
+                return ([f.fact.id for f in r.facts], [e.entity.id for e in r.entities],
+                        [e.episode.id for e in r.episodes])
+
+            assert [ids(r) for r in parallel] == [ids(r) for r in serial]
+            assert any(r.facts for r in serial) and any(r.episodes for r in serial)
+        finally:
+            await m.close()
+
+    asyncio.run(go())

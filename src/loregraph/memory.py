@@ -129,6 +129,7 @@ class Memory:
                 log.exception("a close hook failed")
         if self._read_executor is not self._executor:
             self._read_executor.shutdown(wait=True)  # reads in flight finish before the store closes
+        self.searcher.close()
         await self._run(self.store.close)
         self._closed = True
         self._executor.shutdown(wait=True)

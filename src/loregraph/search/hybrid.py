@@ -7,6 +7,7 @@ answers what was true at a time. Every primitive is scoped to the requested grou
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -175,6 +176,14 @@ class HybridSearch:
         self.store = store
         self.embedder = embedder
         self.graph = graph  # a GraphQuery, for routed search
+        # a store that takes concurrent readers (PostgreSQL's pool) runs the fact and episode retrievals next to
+        # the entity stage instead of after it; results are the same
+        self._prefetcher = (ThreadPoolExecutor(max_workers=4, thread_name_prefix="loregraph-search")
+                            if int(getattr(store, "concurrent_readers", 1)) > 1 else None)
+
+    def close(self) -> None:
+        if self._prefetcher is not None:
+            self._prefetcher.shutdown(wait=True)
 
     def search(self, req: SearchRequest) -> SearchResults:
         if not req.route or self.graph is None:
@@ -206,6 +215,13 @@ class HybridSearch:
         out = SearchResults()
         groups = list(dict.fromkeys(req.group_ids))
         flt = req.filters
+        fact_fetch = max(req.limit * 5, self.FACT_POOL)
+        early: dict[str, tuple[Future[list[Hit]], Future[list[Hit]]]] = {}
+        if self._prefetcher is not None:
+            for kind, n, wanted in (("fact", fact_fetch, "facts"), ("episode", fetch, "episodes")):
+                if wanted in req.include:
+                    early[kind] = (self._prefetcher.submit(self._fulltext, kind, groups, req.query, n, tf),
+                                   self._prefetcher.submit(self._vector, kind, groups, qvec, n, tf))
 
         # entities first: they seed the graph expansion
         t = time.perf_counter()
@@ -228,7 +244,8 @@ class HybridSearch:
             if req.bfs_depth and seeds:
                 bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, max(req.limit * 5, self.FACT_POOL))
             # facts keep the smaller pool: the wider one paid off for episodes only (LoCoMo, conversations 0-4)
-            bm25, vec = self._hits("fact", groups, req.query, qvec, max(req.limit * 5, self.FACT_POOL), tf)
+            bm25, vec = ((early["fact"][0].result(), early["fact"][1].result()) if "fact" in early else
+                         self._hits("fact", groups, req.query, qvec, fact_fetch, tf))
             if req.fusion == "rrf":
                 fused = rrf([[h.id for h in bm25], [h.id for h in vec], bfs_ranking], [1.0, 1.0, 0.5])
             else:
@@ -265,7 +282,9 @@ class HybridSearch:
 
         if "episodes" in req.include:
             t = time.perf_counter()
-            ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req)
+            ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req,
+                                    (early["episode"][0].result(), early["episode"][1].result())
+                                    if "episode" in early else None)
             step = max(req.limit, 10)
             for start in range(0, len(ep_ranked), step):  # load in score order until enough pass the filters
                 part = ep_ranked[start:start + step]
@@ -285,16 +304,24 @@ class HybridSearch:
         return out
 
     # ---- pieces ---------------------------------------------------------------------------------
+    def _fulltext(self, kind: Any, groups: list[str], query: str, fetch: int, tf: TimeFilter) -> list[Hit]:
+        if kind == "fact":
+            return self.store.fulltext(kind, groups, query, fetch, tf)
+        return self.store.fulltext(kind, groups, query, fetch)
+
+    def _vector(self, kind: Any, groups: list[str], qvec: np.ndarray, fetch: int, tf: TimeFilter) -> list[Hit]:
+        if kind == "fact":
+            return self.store.vector(kind, groups, qvec, fetch, tf)
+        return self.store.vector(kind, groups, qvec, fetch)
+
     def _hits(self, kind: Any, groups: list[str], query: str, qvec: np.ndarray, fetch: int,
               tf: TimeFilter) -> tuple[list[Hit], list[Hit]]:
-        if kind == "fact":
-            return (self.store.fulltext(kind, groups, query, fetch, tf),
-                    self.store.vector(kind, groups, qvec, fetch, tf))
-        return self.store.fulltext(kind, groups, query, fetch), self.store.vector(kind, groups, qvec, fetch)
+        return self._fulltext(kind, groups, query, fetch, tf), self._vector(kind, groups, qvec, fetch, tf)
 
     def _fused(self, kind: Any, groups: list[str], query: str, qvec: np.ndarray, fetch: int,
-               tf: TimeFilter, req: SearchRequest) -> list[tuple[str, float]]:
-        bm25, vec = self._hits(kind, groups, query, qvec, fetch, tf)
+               tf: TimeFilter, req: SearchRequest,
+               hits: tuple[list[Hit], list[Hit]] | None = None) -> list[tuple[str, float]]:
+        bm25, vec = hits if hits is not None else self._hits(kind, groups, query, qvec, fetch, tf)
         if req.fusion == "rrf":
             fused = rrf([[h.id for h in bm25], [h.id for h in vec]])
         else:
