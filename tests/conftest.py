@@ -37,6 +37,21 @@ def pg_url():
     return url
 
 
+@pytest.fixture
+def pg_db(pg_url):
+    """A fresh, empty database on the test server (dropped afterwards); yields its URL."""
+    import uuid
+
+    import psycopg
+
+    name = "lg_test_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")
+    yield pg_url.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 def _pg_answers(url: str) -> bool:
     import psycopg
 

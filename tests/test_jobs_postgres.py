@@ -15,7 +15,6 @@ import logging
 import re
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -30,17 +29,6 @@ from loregraph.jobs.pg_queue import LISTENER_APP_NAME
 from loregraph.jobs.queue import JobLostError
 from rest_support import Server, wait_until
 from scripted import ScriptedExtractor
-
-
-@pytest.fixture
-def pg_db(pg_url):
-    """A fresh, empty database on the test server (dropped afterwards); yields its URL."""
-    name = "lg_jobs_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pg_url, autocommit=True) as c:
-        c.execute(f"CREATE DATABASE {name}")
-    yield pg_url.rsplit("/", 1)[0] + "/" + name
-    with psycopg.connect(pg_url, autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def pg_rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
@@ -210,6 +198,13 @@ async def idle_listening_worker(pg_db: str, embedder: Any) -> tuple[Any, Worker,
     return m, worker, PgJobQueue(pg_db)
 
 
+async def stop_idle_listening_worker(m, worker, producer) -> None:
+    await worker.stop()
+    worker.queue.close()
+    producer.close()
+    await m.close()
+
+
 async def test_a_job_enqueued_by_another_connection_wakes_an_idle_worker_at_once(pg_db, embedder):
     m, worker, producer = await idle_listening_worker(pg_db, embedder)
     try:
@@ -219,10 +214,7 @@ async def test_a_job_enqueued_by_another_connection_wakes_an_idle_worker_at_once
             await asyncio.sleep(0.5)
         assert worker.processed == 3
     finally:
-        await worker.stop()
-        worker.queue.close()
-        producer.close()
-        await m.close()
+        await stop_idle_listening_worker(m, worker, producer)
     assert worker.listener is None
     wait_until(lambda: listener_pids(pg_db) == [], 10, what="the listening connection to close")
 
@@ -243,10 +235,7 @@ async def test_the_listener_reconnects_after_its_connection_is_terminated(pg_db,
             await asyncio.sleep(0.5)
         assert worker.processed == 3
     finally:
-        await worker.stop()
-        worker.queue.close()
-        producer.close()
-        await m.close()
+        await stop_idle_listening_worker(m, worker, producer)
     warnings = [r.getMessage() for r in caplog.records if r.name == "loregraph.jobs" and r.levelno == logging.WARNING]
     assert any(re.fullmatch(r"job listener: connection lost \(\w+\); .*", w) for w in warnings), warnings
     reconnected = r"job listener: reconnected after [\d.]+ s without notifications \(\d+ failed attempt\(s\)\)"

@@ -7,7 +7,6 @@ Real server (the ``pg_url`` fixture), a fresh database per test.
 from __future__ import annotations
 
 import threading
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -18,16 +17,6 @@ from loregraph.graph.types import Episode, Fact, GraphDelta
 from loregraph.store import StoreError, TimeFilter
 from loregraph.store.postgres import PostgresStore
 from test_store import DIM, SCHEMA, T0, small_graph, vec
-
-
-@pytest.fixture
-def pg_db(pg_url):
-    db = "lg_pgs_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pg_url, autocommit=True) as c:
-        c.execute(f"CREATE DATABASE {db}")
-    yield pg_url.rsplit("/", 1)[0] + "/" + db
-    with psycopg.connect(pg_url, autocommit=True) as c:
-        c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
 
 
 def _store(url: str, **kw) -> PostgresStore:
