@@ -8,6 +8,7 @@ only what really differs: full text, vectors, traversal and its own connection h
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,6 +20,8 @@ from typing import Any
 from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
 from loregraph.schema import Schema, SchemaViolationError, Violation
 from loregraph.store.base import EmbedderMismatchError, SearchKind, StoreError, TimeFilter
+
+log = logging.getLogger("loregraph.store")
 
 TABLE: dict[str, str] = {"episode": "episodes", "entity": "entities", "fact": "facts"}
 
@@ -183,9 +186,6 @@ class SQLStore:
         return sorted(out)
 
     def _migrate(self) -> None:
-        import logging
-
-        log = logging.getLogger("loregraph.store")
         with self._tx() as c:
             self._migration_lock(c)
             self._run_script(c, self.MIGRATIONS_DDL)
