@@ -1,4 +1,5 @@
-"""SQLite store: migrations, embedder bookkeeping, one-transaction writes, group isolation, deletes."""
+"""SQLite store: migrations, embedder bookkeeping, one-transaction writes, deletes (group isolation on both
+backends: test_store_contract.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, Mention
@@ -166,35 +166,6 @@ def test_delete_group_removes_everything_of_that_group_only(store):
 
 
 WORDS = st.sampled_from(["apple", "banana", "cherry", "delta", "echo", "fig"])
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.lists(st.tuples(st.sampled_from(["ga", "gb", "gc"]), WORDS, st.integers(0, 10_000)),
-                     min_size=1, max_size=12),
-       probe=WORDS, probe_group=st.sampled_from(["ga", "gb", "gc"]))
-def test_no_primitive_returns_another_groups_rows(tmp_path_factory, data, probe, probe_group):
-    s = SQLiteStore(tmp_path_factory.mktemp("iso") / "iso.db")
-    s.ensure_embedder("test-model", DIM)
-    owner: dict[str, str] = {}
-    for group, word, seed in data:
-        d = small_graph(group, word, seed)
-        s.apply(d, SCHEMA)
-        for rec in (*d.entities, *d.facts, *d.episodes):
-            owner[rec.id] = group
-    q = np.asarray(vec(42), dtype=np.float32)
-    for kind in ("entity", "fact", "episode"):
-        for hit in s.fulltext(kind, [probe_group], probe, 50) + s.vector(kind, [probe_group], q, 50):
-            assert owner[hit.id] == probe_group
-    all_ids = list(owner)
-    for rec in (*s.get_entities(probe_group, all_ids), *s.get_facts(probe_group, all_ids),
-                *s.get_episodes(probe_group, all_ids), *s.list_facts(probe_group, TimeFilter()),
-                *s.list_entities(probe_group), *s.recent_episodes(probe_group, before=None, source=None, limit=99)):
-        assert rec.group_id == probe_group
-    for eid in s.traverse(probe_group, all_ids, 2, TimeFilter()):
-        assert owner[eid] == probe_group
-    for f in s.facts_of_entities(probe_group, all_ids, TimeFilter()):
-        assert f.group_id == probe_group
-    s.close()
 
 
 def test_large_group_vector_path_matches_exact_and_sees_other_writers(tmp_path):
