@@ -15,8 +15,8 @@ from collections import Counter
 import httpx
 import pytest
 
-from loregraph.jobs import JobQueue, Worker, episode_id_for
-from loregraph.jobs.queue import JobLostError
+from loregraph.assembly.worker import Worker
+from loregraph.jobs import JobLostError, SQLiteJobQueue, episode_id_for
 from rest_support import Server, job_counts, rows, wait_idle, wait_until
 from scripted import ScriptedExtractor
 
@@ -25,7 +25,7 @@ def message_payload(group: str, content: str) -> dict:
     return {"group_id": group, "content": content, "role_type": "user", "source": "message"}
 
 
-async def drain(queue: JobQueue, timeout: float = 30) -> dict[str, int]:
+async def drain(queue: SQLiteJobQueue, timeout: float = 30) -> dict[str, int]:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -39,7 +39,7 @@ async def drain(queue: JobQueue, timeout: float = 30) -> dict[str, int]:
 # ---- in process: the transaction --------------------------------------------------------------------
 async def test_a_failed_graph_write_leaves_the_job_not_done_and_nothing_written(open_memory):
     m = await open_memory(extractor=ScriptedExtractor())
-    queue = JobQueue(m.store.path)
+    queue = SQLiteJobQueue(m.store.path)
     worker = Worker(m, queue)
 
     def boom() -> None:
@@ -50,12 +50,12 @@ async def test_a_failed_graph_write_leaves_the_job_not_done_and_nothing_written(
     assert await worker.start()
     try:
         assert (await drain(queue))["failed"] == 1
-        assert (await m.store_call("count", "g"))["episodes"] == 0
+        assert (await m.count("g"))["episodes"] == 0
         m.store.fail_before_commit = None
         assert queue.retry_failed("g") == 1
         worker.wake()
         assert await drain(queue) == {"pending": 0, "running": 0, "done": 1, "failed": 0}
-        assert (await m.store_call("count", "g"))["episodes"] == 1
+        assert (await m.count("g"))["episodes"] == 1
     finally:
         await worker.stop()
         queue.close()
@@ -63,15 +63,15 @@ async def test_a_failed_graph_write_leaves_the_job_not_done_and_nothing_written(
 
 async def test_a_job_that_is_no_longer_running_cannot_commit_its_write(open_memory):
     m = await open_memory(extractor=ScriptedExtractor())
-    queue = JobQueue(m.store.path)
+    queue = SQLiteJobQueue(m.store.path)
     worker = Worker(m, queue)
     queue.enqueue("g", [message_payload("g", "hello")])
     job, remaining = queue.claim()
     assert remaining == 0
     assert queue.release(job.seq)  # e.g. shutdown gave up on it: back to pending
     with pytest.raises(JobLostError):
-        await m.run_on_store_thread(worker._execute, job)
-    assert (await m.store_call("count", "g"))["episodes"] == 0
+        await worker._execute(job)
+    assert (await m.count("g"))["episodes"] == 0
     assert queue.counts() == {"pending": 1, "running": 0, "done": 0, "failed": 0}
     queue.close()
 
@@ -79,7 +79,7 @@ async def test_a_job_that_is_no_longer_running_cannot_commit_its_write(open_memo
 async def test_a_job_whose_episode_exists_is_not_processed_again(open_memory):
     ext = ScriptedExtractor()
     m = await open_memory(extractor=ext)
-    queue = JobQueue(m.store.path)
+    queue = SQLiteJobQueue(m.store.path)
     worker = Worker(m, queue)
     (job_id,) = queue.enqueue("g", [message_payload("g", "only once")])
     assert await worker.start()
@@ -101,7 +101,7 @@ async def test_a_job_whose_episode_exists_is_not_processed_again(open_memory):
 
 async def test_a_job_interrupted_too_often_is_failed_not_retried_forever(open_memory):
     m = await open_memory(extractor=ScriptedExtractor())
-    queue = JobQueue(m.store.path)
+    queue = SQLiteJobQueue(m.store.path)
     a, b = queue.enqueue("g", [message_payload("g", "a"), message_payload("g", "b")])
     queue.conn.execute("UPDATE jobs SET status = 'running', attempts = 3 WHERE id = ?", (a,))
     queue.conn.execute("UPDATE jobs SET status = 'running', attempts = 1 WHERE id = ?", (b,))
@@ -113,7 +113,7 @@ async def test_a_job_interrupted_too_often_is_failed_not_retried_forever(open_me
 
 async def test_one_worker_per_database(open_memory):
     m = await open_memory(extractor=ScriptedExtractor())
-    q1, q2 = JobQueue(m.store.path), JobQueue(m.store.path)
+    q1, q2 = SQLiteJobQueue(m.store.path), SQLiteJobQueue(m.store.path)
     w1, w2 = Worker(m, q1), Worker(m, q2)
     assert await w1.start()
     assert not await w2.start()  # another worker (here: in this process) holds the database's worker lock

@@ -24,9 +24,9 @@ import httpx
 import psycopg
 import pytest
 
-from loregraph.jobs import PgJobQueue, Worker, episode_id_for, open_queue
-from loregraph.jobs.pg_queue import LISTENER_APP_NAME
-from loregraph.jobs.queue import JobLostError
+from loregraph.assembly.worker import Worker
+from loregraph.jobs import JobLostError, PostgresJobQueue, episode_id_for
+from loregraph.jobs.postgres import LISTENER_APP_NAME
 from rest_support import Server, wait_until
 from scripted import ScriptedExtractor
 
@@ -72,9 +72,9 @@ async def test_one_group_at_a_time_across_queues_and_a_dead_claimers_job_is_recl
     from loregraph.memory import Memory
 
     m = await Memory.open(pg_db, embedder=embedder, extractor=ScriptedExtractor())
-    q1, q2 = open_queue(m.store), PgJobQueue(pg_db)
+    q1, q2 = m.store.open_queue(), PostgresJobQueue(pg_db)
     try:
-        assert isinstance(q1, PgJobQueue)
+        assert isinstance(q1, PostgresJobQueue)
         a1, a2 = q1.enqueue("a", [message_payload("a", "a1"), message_payload("a", "a2")])
         (b1,) = q2.enqueue("b", [message_payload("b", "b1")])
         job, remaining = q1.claim()
@@ -82,6 +82,7 @@ async def test_one_group_at_a_time_across_queues_and_a_dead_claimers_job_is_recl
         job2, _ = q2.claim()
         assert job2.id == b1  # group a is q1's: q2 neither runs a2 nor a1 again
         assert q2.claim() is None
+        q2.mark_done(job2.seq, None)  # b is through: the only job a claim can take next is a's
         q2.finished(job2)
 
         q1.conn.close()  # q1's process died with a1 running: its group lock is gone with its connection
@@ -91,14 +92,14 @@ async def test_one_group_at_a_time_across_queues_and_a_dead_claimers_job_is_recl
         assert not q1.mark_failed(job.seq, "late error") and not q1.release(job.seq)
         assert q2.get(a1).status == "running"
         with pytest.raises(JobLostError):  # nor could its write commit
-            await m.run_on_store_thread(Worker(m, q2)._execute, job)
-        assert (await m.store_call("count", "a"))["episodes"] == 0
-        await m.run_on_store_thread(Worker(m, q2)._execute, reclaimed)
+            await Worker(m, q2)._execute(job)
+        assert (await m.count("a"))["episodes"] == 0
+        await Worker(m, q2)._execute(reclaimed)
         q2.finished(reclaimed)
         nxt, _ = q2.claim()
         assert nxt.id == a2
         q2.finished(nxt)
-        assert q2.get(a1).status == "done" and (await m.store_call("count", "a"))["episodes"] == 1
+        assert q2.get(a1).status == "done" and (await m.count("a"))["episodes"] == 1
     finally:
         q1.close()
         q2.close()
@@ -109,7 +110,7 @@ async def test_a_job_interrupted_too_often_is_failed_at_reclaim(pg_db, embedder)
     from loregraph.memory import Memory
 
     m = await Memory.open(pg_db, embedder=embedder, extractor=ScriptedExtractor())
-    q = PgJobQueue(pg_db, max_attempts=3)
+    q = PostgresJobQueue(pg_db, max_attempts=3)
     try:
         a, b = q.enqueue("g", [message_payload("g", "a"), message_payload("g", "b")])
         with q.conn.transaction():
@@ -128,7 +129,7 @@ async def test_two_workers_in_one_process_drain_the_queue_in_group_order(pg_db, 
 
     m1 = await Memory.open(pg_db, embedder=embedder, extractor=ScriptedExtractor())
     m2 = await Memory.open(pg_db, embedder=embedder, extractor=ScriptedExtractor())
-    q1, q2 = PgJobQueue(pg_db), PgJobQueue(pg_db)
+    q1, q2 = PostgresJobQueue(pg_db), PostgresJobQueue(pg_db)
     w1, w2 = Worker(m1, q1, poll_interval_s=0.05), Worker(m2, q2, poll_interval_s=0.05)
     groups = {f"g{k}": [f"I use Tool{k}x{i} in step {i}." for i in range(8)] for k in range(4)}
     for i in range(8):
@@ -177,7 +178,7 @@ def listener_pids(url: str) -> list[int]:
                                        "AND application_name = %s", (LISTENER_APP_NAME,))]
 
 
-async def enqueue_and_time(producer: PgJobQueue, group: str, content: str) -> float:
+async def enqueue_and_time(producer: PostgresJobQueue, group: str, content: str) -> float:
     """Enqueue one job on ``producer`` (not the worker's queue: nothing calls ``Worker.wake``); seconds until done."""
     t0 = time.monotonic()
     (job_id,) = producer.enqueue(group, [message_payload(group, content)])
@@ -185,17 +186,17 @@ async def enqueue_and_time(producer: PgJobQueue, group: str, content: str) -> fl
     return time.monotonic() - t0
 
 
-async def idle_listening_worker(pg_db: str, embedder: Any) -> tuple[Any, Worker, PgJobQueue]:
+async def idle_listening_worker(pg_db: str, embedder: Any) -> tuple[Any, Worker, PostgresJobQueue]:
     """A started worker with a long poll interval, listening, past its first look at the empty queue."""
     from loregraph.memory import Memory
 
     m = await Memory.open(pg_db, embedder=embedder, extractor=ScriptedExtractor())
-    worker = Worker(m, PgJobQueue(pg_db), poll_interval_s=LONG_POLL_S, listen_poll_interval_s=LONG_POLL_S)
+    worker = Worker(m, PostgresJobQueue(pg_db), poll_interval_s=LONG_POLL_S, listen_poll_interval_s=LONG_POLL_S)
     assert await worker.start()
     await async_wait_until(lambda: worker.listener is not None and worker.listener.listening, PROMPT_S,
                            "the worker to listen")
     await asyncio.sleep(1.0)  # the claim woken by the listener's start found nothing: the worker waits now
-    return m, worker, PgJobQueue(pg_db)
+    return m, worker, PostgresJobQueue(pg_db)
 
 
 async def stop_idle_listening_worker(m, worker, producer) -> None:

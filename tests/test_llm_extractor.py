@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from loregraph.assembly.components import default_extractor
 from loregraph.bench.scripted_llm import Call, ScriptedLLMServer
-from loregraph.extract.llm import LLMExtractor, default_extractor
+from loregraph.extract.llm import LLMExtractor
 from loregraph.extract.prompts import DEFAULT_TEMPLATE, ExtractionConfig
 from loregraph.models.llm import METRICS, LLMClient, LLMConfig, LLMGovernor
 

@@ -52,7 +52,7 @@ async def test_ac9_uuid_of_existing_episode_is_loaded_not_created(open_memory):
     (again,) = await m.add_messages("g1", [msg("ignored body", uuid=first.episode.id)])
     assert again.episode.id == first.episode.id
     assert ext.calls[-1][0] == "I use FastAPI"  # the stored episode is what gets processed
-    counts = await m.store_call("count", "g1")
+    counts = await m.count("g1")
     assert counts["episodes"] == 1 and counts["facts"] == 1
 
 
@@ -60,7 +60,7 @@ async def test_ac10_unknown_uuid_fails_with_no_writes(open_memory):
     m = await open_memory(extractor=ScriptedExtractor({"x": uses("X")}))
     with pytest.raises(NotFoundError):
         await m.add_messages("g1", [msg("x", uuid="00000000-0000-4000-8000-000000000000")])
-    assert await m.store_call("count", "g1") == {"episodes": 0, "entities": 0, "facts": 0, "mentions": 0,
+    assert await m.count("g1") == {"episodes": 0, "entities": 0, "facts": 0, "mentions": 0,
                                                  "duplicates": 0}
 
 
@@ -77,7 +77,7 @@ async def test_ac14_15_entity_types_and_exclusions_are_validated(open_memory):
         await m.add_messages("g1", [msg("hi")], entity_types=["spaceship"])
     with pytest.raises(SchemaViolationError, match="excluded_entity_types"):
         await m.add_messages("g1", [msg("hi")], entity_types=["person"], excluded_entity_types=["tool"])
-    assert (await m.store_call("count", "g1"))["episodes"] == 0
+    assert (await m.count("g1"))["episodes"] == 0
 
 
 async def test_excluded_entity_types_are_dropped(open_memory):
@@ -110,7 +110,7 @@ async def test_ac18_20_zero_entities_and_relations_are_fine(open_memory):
     m = await open_memory(extractor=ScriptedExtractor())
     (res,) = await m.add_messages("g1", [msg("Thanks, that helps a lot!")])
     assert res.entities == [] and res.facts == [] and res.mentions == []
-    assert (await m.store_call("count", "g1"))["episodes"] == 1
+    assert (await m.count("g1"))["episodes"] == 1
 
 
 async def test_ac19_21_24_resolution_aliases_and_duplicate_links(open_memory):
@@ -201,7 +201,7 @@ async def test_ac25_26_mentions_and_fact_ids_on_the_episode(open_memory):
     assert {x.entity_id for x in res.mentions} == {e.id for e in res.entities}
     stored = (await m.get_episodes("g1", ids=[res.episode.id]))[0]
     assert stored.fact_ids == [f.id for f in res.facts] and stored.fact_ids
-    mentions = await m.store_call("mentions_of_entities", "g1", [e.id for e in res.entities])
+    mentions = m.store.mentions_of_entities("g1", [e.id for e in res.entities])
     assert all(v == [res.episode.id] for v in mentions.values())
 
 
@@ -215,7 +215,7 @@ async def test_ac27_one_bulk_write_failure_leaves_nothing(open_memory):
     with pytest.raises(OSError):
         await m.add_messages("g1", [msg("I use FastAPI")])
     m.store.fail_before_commit = None
-    assert (await m.store_call("count", "g1"))["episodes"] == 0
+    assert (await m.count("g1"))["episodes"] == 0
     (res,) = await m.add_messages("g1", [msg("I use FastAPI")])  # later jobs still run
     assert res.facts
 
@@ -226,9 +226,9 @@ async def test_ac28_29_embeddings_are_stored_for_entities_facts_and_episodes(ope
     q = embedder.embed_one("FastAPI web framework")
     for kind, ids in (("entity", [e.id for e in res.entities]), ("fact", [f.id for f in res.facts]),
                       ("episode", [res.episode.id])):
-        vecs = await m.store_call("embeddings", kind, "g1", ids)
+        vecs = m.store.embeddings(kind, "g1", ids)
         assert set(vecs) == set(ids)
-        hits = await m.store_call("vector", kind, ["g1"], q, 5)
+        hits = m.store.vector(kind, ["g1"], q, 5)
         assert hits and hits[0].id in ids
 
 
@@ -237,7 +237,7 @@ async def test_ac30_raw_content_suppression(open_memory):
     (res,) = await m.add_messages("g1", [msg("secret: I use FastAPI")], suppress_content=True)
     stored = (await m.get_episodes("g1", ids=[res.episode.id]))[0]
     assert stored.content == "" and res.facts  # extraction still happened
-    assert await m.store_call("fulltext", "episode", ["g1"], "secret", 5) == []
+    assert m.store.fulltext("episode", ["g1"], "secret", 5) == []
 
 
 async def test_ac31_communities_only_when_requested(open_memory):

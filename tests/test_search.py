@@ -162,6 +162,6 @@ async def test_evidence_keeps_the_best_turns_neighbours_next_to_it(open_memory):
     assert [e.content.split(": ", 1)[1] for e in ctx] == [turns[1]]  # next turn, same conversation only
     ev = [e.episode.id for e in res.evidence(3)]
     assert ev[:2] == [best.id, ctx[0].id]
-    assert await m.store_call("adjacent_episodes", "other-group", best.id, 1) == []
+    assert m.store.adjacent_episodes("other-group", best.id, 1) == []
     none = await m.search("finish the marathon", "g1", limit=3, neighbours=0)
     assert none.context == {}

@@ -9,8 +9,9 @@ import pytest
 
 from loregraph.bench.scripted_llm import ScriptedLLMServer
 from loregraph.extract.llm import LLMExtractor
-from loregraph.ingest.turns import TurnDetector, TurnIndexer, TurnMessage, filter_noise, split_turns
+from loregraph.extract.noise import filter_noise
 from loregraph.models.llm import LLMClient, LLMConfig, LLMGovernor
+from loregraph.sessions import TurnDetector, TurnIndexer, TurnMessage, split_turns
 
 T0 = datetime(2025, 5, 2, 14, 0, tzinfo=UTC)
 
@@ -69,7 +70,7 @@ SESSION = [
 # ---- turn detection -------------------------------------------------------------------------------
 def test_split_turns_on_role_transitions():
     turns = split_turns(SESSION)
-    assert [[x.role for x in t.messages] for t in turns] == [
+    assert [[x.role_type for x in t.messages] for t in turns] == [
         ["system", "user", "assistant", "tool", "assistant"],
         ["user", "user", "assistant"],  # consecutive user messages stay in one turn
         ["user"],                       # unanswered: only complete on flush
@@ -79,7 +80,7 @@ def test_split_turns_on_role_transitions():
     assert turns[0].user_name == "dana" and turns[1].started_at == T0 + timedelta(seconds=5)
     # an assistant greeting before any user message opens a turn of its own
     lead = split_turns([m("assistant", "Hi! How can I help?", 0), m("user", "Hello", 1)])
-    assert [[x.role for x in t.messages] for t in lead] == [["assistant"], ["user"]]
+    assert [[x.role_type for x in t.messages] for t in lead] == [["assistant"], ["user"]]
 
 
 def test_detector_reports_a_turn_only_when_the_next_user_message_arrives():
@@ -88,7 +89,7 @@ def test_detector_reports_a_turn_only_when_the_next_user_message_arrives():
     assert det.push(TurnMessage.of(SESSION[2])) is None
     assert det.push(TurnMessage.of(SESSION[4])) is None  # more replies: still the same turn
     done = det.push(TurnMessage.of(SESSION[5]))
-    assert done is not None and [x.role for x in done.messages] == ["user", "assistant", "assistant"]
+    assert done is not None and [x.role_type for x in done.messages] == ["user", "assistant", "assistant"]
     assert det.pending is not None and det.pending.messages[0].content.startswith("Thanks")
     assert det.take().index == 1 and det.take() is None
 
@@ -99,7 +100,7 @@ def test_message_validation():
     with pytest.raises(ValueError, match="content"):
         TurnMessage.of({"role": "user"})
     msg = TurnMessage.of({"role": "alice", "role_type": "user", "content": "hi", "timestamp": "2025-01-01T00:00:00Z"})
-    assert (msg.role, msg.name, msg.timestamp.tzinfo is not None) == ("user", "alice", True)
+    assert (msg.role_type, msg.role, msg.timestamp.tzinfo is not None) == ("user", "alice", True)
 
 
 # ---- noise filter ---------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ In the environment, ``LOREGRAPH_API_KEYS`` holds the same list as JSON. Every pr
 from __future__ import annotations
 
 import contextvars
-import importlib
 import ipaddress
 import json
 import os
@@ -27,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
+from loregraph.errors import ConfigError
 from loregraph.graph.types import validate_group_id
 
 ENV_PREFIX = "LOREGRAPH_"
@@ -34,10 +34,6 @@ DEFAULT_CONFIG_FILE = "loregraph.yaml"
 MIN_KEY_CHARS = 16
 _CONFIG_DATA: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("loregraph_config_data",
                                                                                     default=None)
-
-
-class ConfigError(ValueError):
-    """The configuration is unusable; the message says what to fix."""
 
 
 class ApiKey(BaseModel):
@@ -177,18 +173,3 @@ def load_settings(*, config_file: str | Path | None = None, env_file: str | Path
                           f"JSON in the environment") from None
     finally:
         _CONFIG_DATA.reset(token)
-
-
-def load_object(spec: str, what: str) -> Any:
-    """Import ``'module:attribute'`` (for plug-ins named in settings)."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ConfigError(f"{what}: expected 'module:callable', got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:
-        raise ConfigError(f"{what}: cannot import module {module_name!r} ({exc})") from exc
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise ConfigError(f"{what}: module {module_name!r} has no attribute {attr!r}") from None

@@ -12,46 +12,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
+from loregraph.assembly.components import Components, build_components
+from loregraph.errors import NotFoundError
 from loregraph.extract.base import Extractor
+from loregraph.graph.messages import Message
 from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, as_utc, utcnow, validate_group_id
 from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest, IngestPipeline, RateLimits
+from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.search.graph import Explanation, GraphAnswer, GraphQuery
 from loregraph.search.hybrid import HybridSearch, SearchFilters, SearchRequest, SearchResults
-from loregraph.store import NotFoundError, Store, open_store
+from loregraph.store import Store, TimeFilter
+from loregraph.store.base import SearchKind
 
 log = logging.getLogger("loregraph")
 T = TypeVar("T")
 
 
-class Message(BaseModel):
-    """One conversational message (spec 000 message object)."""
-
-    model_config = ConfigDict(extra="forbid")
-    content: str
-    uuid: str | None = None
-    name: str = ""
-    role_type: Literal["user", "assistant", "system"]
-    role: str | None = None
-    timestamp: datetime = Field(default_factory=utcnow)
-    source_description: str = ""
-
-    @field_validator("timestamp")
-    @classmethod
-    def _utc(cls, v: datetime) -> datetime:
-        return as_utc(v)
-
-
 class Memory:
-    def __init__(self, store: Store, schema: Schema, embedder: Any, extractor: Extractor,
+    """The facade over one store: writes run one at a time on a store thread, reads on a pool as wide as the store
+    allows. Build it with ``Memory.open(url)`` (the assembly picks the defaults) or from ready parts."""
+
+    def __init__(self, store: Store, schema: Schema, embedder: Embedder, extractor: Extractor,
                  limits: RateLimits | None = None):
         self.store = store
         self.schema = schema
@@ -60,7 +49,7 @@ class Memory:
         # writes run one at a time on the store thread; reads too, unless the store takes concurrent readers
         # (PostgreSQL: one per pooled connection)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loregraph-store")
-        readers = int(getattr(store, "concurrent_readers", 1))
+        readers = store.capabilities.concurrent_readers
         self._read_executor = (self._executor if readers <= 1 else
                                ThreadPoolExecutor(max_workers=readers, thread_name_prefix="loregraph-read"))
         self.pipeline = IngestPipeline(store, schema, embedder, extractor, limits)
@@ -72,38 +61,24 @@ class Memory:
     # ---- lifecycle ------------------------------------------------------------------------------
     @classmethod
     async def open(cls, url: str | Path = "sqlite:///memory.db", *, schema: Schema | str | Path | None = None,
-                   embedder: Any = None, extractor: Extractor | None = None,
+                   embedder: Embedder | None = None, extractor: Extractor | str | None = None,
                    limits: RateLimits | None = None) -> Memory:
-        """Open (and migrate) the database at ``url``. Defaults: bundled schema, local ONNX embedder,
-        LocalExtractor. A database built with another embedding model is refused."""
+        """Open (and migrate) the database at ``url``; parts not given are picked by ``assembly.components``
+        (bundled schema, local ONNX embedder, LocalExtractor unless an LLM is configured). A database built with
+        another embedding model is refused."""
         return await asyncio.to_thread(cls.open_sync, url, schema=schema, embedder=embedder, extractor=extractor,
                                        limits=limits)
 
     @classmethod
     def open_sync(cls, url: str | Path = "sqlite:///memory.db", *, schema: Schema | str | Path | None = None,
-                  embedder: Any = None, extractor: Extractor | None = None,
+                  embedder: Embedder | None = None, extractor: Extractor | str | None = None,
                   limits: RateLimits | None = None) -> Memory:
-        if schema is None:
-            schema_obj = Schema.default()
-        elif isinstance(schema, Schema):
-            schema_obj = schema
-        else:
-            schema_obj = Schema.load(schema)
-        if embedder is None:
-            from loregraph.models.embedder import get_default_embedder
+        return cls.from_components(build_components(url, schema=schema, embedder=embedder, extractor=extractor,
+                                                    limits=limits))
 
-            embedder = get_default_embedder()
-        if extractor is None:
-            from loregraph.extract.llm import default_extractor
-
-            extractor = default_extractor()  # LocalExtractor unless an LLM is configured (LOREGRAPH_LLM_MODEL)
-        store = open_store(url)
-        try:
-            store.ensure_embedder(embedder.name, embedder.dim)
-        except Exception:
-            store.close()
-            raise
-        return cls(store, schema_obj, embedder, extractor, limits)
+    @classmethod
+    def from_components(cls, parts: Components) -> Memory:
+        return cls(parts.store, parts.schema, parts.embedder, parts.extractor, parts.limits)
 
     def on_close(self, hook: Callable[[], Any]) -> None:
         """Await ``hook()`` when this Memory closes, before the store does (removed with ``remove_close_hook``)."""
@@ -157,7 +132,7 @@ class Memory:
                            conversation_id: str | None = None, **options: Any) -> list[AddEpisodeResult]:
         """Ingest messages in order, one episode each. Everything is validated before the first write."""
         validate_group_id(group_id)
-        msgs = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
+        msgs = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]  # all, before writing
         reqs = [EpisodeRequest(group_id=group_id, content=m.content, name=m.name, role=m.role,
                                role_type=m.role_type, source="message", source_description=m.source_description,
                                reference_time=m.timestamp, uuid=m.uuid, conversation_id=conversation_id, **options)
@@ -167,13 +142,43 @@ class Memory:
             results.append(await self._run(self.pipeline.add_episode, req))
         return results
 
-    async def upsert_delta(self, delta: Any) -> None:
+    async def add_message_job(self, group_id: str, message: Message, *, episode_id: str | None,
+                              in_write: Callable[[Any], None], **options: Any) -> AddEpisodeResult | None:
+        """Ingest one queued message exactly once: ``in_write(conn)`` runs inside the graph write's transaction
+        (a job queue marks the job done there). A new episode gets ``episode_id``; when that episode exists
+        already, nothing is processed and None is returned."""
+        validate_group_id(group_id)
+        req = EpisodeRequest(group_id=group_id, content=message.content, name=message.name, role=message.role,
+                             role_type=message.role_type, source="message",
+                             source_description=message.source_description, reference_time=message.timestamp,
+                             uuid=message.uuid, episode_id=None if message.uuid else episode_id, **options)
+
+        def work() -> AddEpisodeResult | None:
+            if req.episode_id and self.store.get_episodes(group_id, [req.episode_id]):
+                return None
+            with self.store.apply_hook(in_write):
+                return self.pipeline.add_episode(req)
+
+        return await self._run(work)
+
+    async def upsert_delta(self, delta: GraphDelta) -> None:
         """Apply a client GraphDelta (validated against the schema, one transaction)."""
         await self._run(self.store.apply, delta, self.schema)
 
     async def checkpoint(self) -> None:
-        """Compact the store's write-ahead log (call after a bulk import)."""
+        """Compact the store's write-ahead log and build vector indexes that are due (call after a bulk import)."""
         await self._run(self.store.checkpoint)
+
+    @asynccontextmanager
+    async def bulk_import(self) -> AsyncIterator[Memory]:
+        """Defer per-write index maintenance while importing many messages; ``checkpoint()`` on exit builds what
+        is due once."""
+        self.store.build_vector_indexes = False
+        try:
+            yield self
+        finally:
+            self.store.build_vector_indexes = True
+            await self.checkpoint()
 
     async def delete_episode(self, group_id: str, episode_id: str) -> dict[str, int]:
         """Delete an episode and whatever only it contributed (facts and entities with no other source)."""
@@ -224,17 +229,37 @@ class Memory:
 
         return await self._run(work)
 
-    async def run_on_store_thread(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        """Run ``fn`` on the store thread (the only one that touches the store): e.g. a queued job's whole
-        execution, so that its bookkeeping and its graph write share one transaction (``loregraph.jobs``)."""
-        return await self._run(fn, *args, **kwargs)
-
     # ---- reads ----------------------------------------------------------------------------------
-    async def store_call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Run a read-only Store primitive on the store thread (for interfaces and tools)."""
-        if method.startswith(("apply", "delete", "_")):
-            raise ValueError(f"store_call: {method!r} is not a read primitive")
-        return await self._run(getattr(self.store, method), *args, **kwargs)
+    async def ping(self) -> None:
+        """Raise unless the store answers a read (health checks)."""
+        await self._read(self.store.count, "__health__")
+
+    async def schema_version(self) -> int:
+        """The store's migration version."""
+        return await self._read(lambda: self.store.schema_version)
+
+    async def groups(self) -> list[str]:
+        """Every group with data in the store (admin use)."""
+        return await self._read(self.store.groups)
+
+    async def count(self, group_id: str) -> dict[str, int]:
+        """How many episodes, entities and facts the group holds."""
+        validate_group_id(group_id)
+        return await self._read(self.store.count, group_id)
+
+    async def record_group(self, kind: SearchKind, record_id: str) -> str | None:
+        """The group of an episode, entity or fact named only by id (None when there is none)."""
+        return await self._read(self.store.group_of, kind, record_id)
+
+    async def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
+        """The group's facts with these ids (missing ids are left out)."""
+        validate_group_id(group_id)
+        return await self._read(self.store.get_facts, group_id, list(ids))
+
+    async def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
+        """The group's entities with these ids (missing ids are left out)."""
+        validate_group_id(group_id)
+        return await self._read(self.store.get_entities, group_id, list(ids))
 
     async def search(self, query: str, group_ids: Sequence[str] | str, *, limit: int = 10,
                      filters: SearchFilters | dict[str, Any] | None = None, as_of: datetime | None = None,
@@ -284,8 +309,9 @@ class Memory:
     async def list_facts(self, group_id: str, *, current: bool = True, as_of: datetime | None = None,
                          limit: int = 10000) -> list[Fact]:
         """Current facts (default), those true at ``as_of``, or every fact ever (``current=False``)."""
-        from loregraph.store.base import TimeFilter
-
         validate_group_id(group_id)
         tf = TimeFilter(as_of=as_utc(as_of) if as_of else None, include_expired=not current and as_of is None)
         return await self._read(self.store.list_facts, group_id, tf, limit)
+
+
+__all__ = ["Memory", "Message"]

@@ -162,7 +162,7 @@ def _minimal(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any:
     if t == "object" or "properties" in schema:
         props = schema.get("properties", {})
         return {k: _minimal(props[k], defs) for k in schema.get("required", []) if k in props}
-    return {"array": [], "string": "", "integer": -1, "number": 0, "boolean": False, "null": None}.get(t)
+    return {"array": [], "string": "", "integer": -1, "number": 0, "boolean": False, "null": None}.get(str(t))
 
 
 def graphiti_answer(prompt_name: str, schema: dict[str, Any] | None, row: dict[str, Any]) -> dict[str, Any]:
@@ -206,14 +206,14 @@ async def run_graphiti(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
     class CountingLLM(GraphitiLLMClient):
         async def generate_response(self, messages, response_model=None, max_tokens=None, model_size=None,
-                                    group_id=None, prompt_name=None, **kw):  # type: ignore[no-untyped-def]
+                                    group_id=None, prompt_name=None, **kw):
             _PROMPT.set(prompt_name or "")
             args = {} if model_size is None else {"model_size": model_size}
             return await super().generate_response(messages, response_model, max_tokens, group_id=group_id,
                                                    prompt_name=prompt_name, **args, **kw)
 
         async def _generate_response(self, messages, response_model=None, max_tokens=0, model_size=None,
-                                     **kw):  # type: ignore[no-untyped-def]
+                                     **kw):
             name = _PROMPT.get()
             schema = response_model.model_json_schema() if response_model is not None else None
             answer = graphiti_answer(name, schema, state["row"])
@@ -226,15 +226,15 @@ async def run_graphiti(rows: list[dict[str, Any]]) -> dict[str, Any]:
     embed = _embedder()
 
     class LocalEmbedder(EmbedderClient):
-        async def create(self, input_data):  # type: ignore[no-untyped-def]
+        async def create(self, input_data):
             text = input_data if isinstance(input_data, str) else " ".join(map(str, input_data))
             return embed([text])[0]
 
-        async def create_batch(self, input_data_list):  # type: ignore[no-untyped-def]
+        async def create_batch(self, input_data_list):
             return embed(list(input_data_list))
 
     class NoRerank(CrossEncoderClient):
-        async def rank(self, query, passages):  # type: ignore[no-untyped-def]
+        async def rank(self, query, passages):
             return [(p, 1.0 / (i + 1)) for i, p in enumerate(passages)]
 
     with tempfile.TemporaryDirectory(prefix="graphiti-llm-cost-") as tmp:

@@ -164,7 +164,7 @@ async def run_locomo_bench(*, data: Path | None, k: int, conversations: int | No
         for idx, sample in enumerate(samples):
             group = f"locomo-{sample.sample_id}"
             t0 = time.perf_counter()
-            stored = (await m.store_call("count", group))["episodes"]
+            stored = (await m.count(group))["episodes"]
             if stored not in (0, len(sample.turns)):
                 raise ValueError(f"--db already holds {stored} episodes of {group}; use a new database")
             if stored == 0:  # a --db that already holds this conversation is reused as it is

@@ -194,7 +194,7 @@ def explain(conn: psycopg.Connection[Any], query: sql.Composable, params: Sequen
     return " > ".join(n for n in _plan_nodes(plan[0]["Plan"]) if n != "Limit")
 
 
-def run_queries(conn: psycopg.Connection[Any], query: sql.Composable, qtexts: Sequence[str],
+def run_queries(conn: psycopg.Connection[Any], query: sql.Composed, qtexts: Sequence[str],
                 group: str | None, warmup: int = 10) -> tuple[list[list[str]], list[float]]:
     """Run every query (after ``warmup`` untimed ones); returns the ids per query and latencies in ms."""
     def params(q: str) -> tuple[Any, ...]:

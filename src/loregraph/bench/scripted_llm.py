@@ -140,7 +140,7 @@ class ScriptedLLMServer:
     def base_url(self) -> str:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     # ---- scripting ------------------------------------------------------------------------------
     def on(self, needle: str, answer: Answer) -> None:

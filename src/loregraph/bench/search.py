@@ -26,7 +26,9 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _backend(url: str) -> str:
-    return "postgresql" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
+    from loregraph.store import url_scheme
+
+    return "postgresql" if url_scheme(url) in ("postgresql", "postgres") else "sqlite"
 
 
 def _temp_sqlite() -> str:
@@ -116,7 +118,7 @@ async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: 
             t = time.perf_counter()
             qv = emb.embed_one(q + " ")  # bypass the query cache like the search's first call
             top = np.argpartition(-(matrix @ qv), 10)[:10]
-            await m.store_call("get_facts", group, [fact_ids[i] for i in top])
+            await m.get_facts(group, [fact_ids[i] for i in top])
             base_lat.append((time.perf_counter() - t) * 1e3)
         p50, p95 = statistics.median(lat), _pct(lat, 0.95)
         b50 = statistics.median(base_lat)

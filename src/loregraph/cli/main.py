@@ -60,40 +60,17 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def message_fields(obj: dict[str, Any], default_group: str | None) -> tuple[str, dict[str, Any]]:
-    """Map one JSONL line (ours or the gold-set format) to a group and Message fields."""
-    group = obj.get("group_id") or obj.get("user_id") or default_group
-    if not group:
-        raise ValueError("group_id: missing (give it per line, as user_id, or with --group)")
-    role_type = obj.get("role_type") or obj.get("role") or "user"
-    if role_type not in ("user", "assistant", "system"):
-        role_type = "user"
-    fields: dict[str, Any] = {"content": obj["content"], "role_type": role_type,
-                              "name": str(obj.get("name") or obj.get("message_id") or "")}
-    if obj.get("timestamp"):
-        fields["timestamp"] = obj["timestamp"]
-    if obj.get("speaker") or (obj.get("role") and obj.get("role") not in ("user", "assistant", "system")):
-        fields["role"] = obj.get("speaker") or obj.get("role")
-    for k in ("uuid", "source_description"):
-        if obj.get(k):
-            fields[k] = obj[k]
-    return group, fields
-
-
-async def _open(db: str | None, tmpdir: str | None = None):
-    from loregraph.memory import Memory
-
-    url = db or f"sqlite:///{Path(tmpdir or tempfile.mkdtemp(prefix='loregraph-')) / 'memory.db'}"
-    return await Memory.open(url)
+def _temporary_db() -> str:
+    return f"sqlite:///{Path(tempfile.mkdtemp(prefix='loregraph-')) / 'memory.db'}"
 
 
 def _run(coro: Any) -> Any:
-    from loregraph.schema import SchemaError, SchemaViolationError
-    from loregraph.store import NotFoundError, StoreError
+    """Run a command's coroutine; loregraph's errors (and bad values) end it with their message, exit 1."""
+    from loregraph.errors import LoregraphError
 
     try:
         return asyncio.run(coro)
-    except (StoreError, SchemaError, SchemaViolationError, NotFoundError, ValueError) as exc:
+    except (LoregraphError, ValueError) as exc:
         _fail(str(exc))
 
 
@@ -126,28 +103,28 @@ def ingest(file: Path = typer.Argument(..., help="JSON lines: content, role_type
     rows = read_jsonl(file)
 
     async def go() -> None:
-        from loregraph.memory import Message
+        from loregraph.graph.messages import Message
+        from loregraph.memory import Memory
 
         items = []
         for n, obj in enumerate(rows, 1):
             try:
-                g, fields = message_fields(obj, group)
-                items.append((g, Message.model_validate(fields), obj.get("conversation_id")))
+                g, msg = Message.from_record(obj, group)
             except Exception as exc:
                 raise ValueError(f"{file} message {n}: {exc}") from exc
-        m = await _open(db)
-        m.store.build_vector_indexes = False  # a bulk import: checkpoint() below builds them once
+            items.append((g, msg, obj.get("conversation_id")))
+        m = await Memory.open(db)
         totals = {"entities": 0, "facts": 0, "invalidated": 0}
         try:
-            with _progress() as prog:
-                task = prog.add_task("ingesting", total=len(items))
-                for g, msg, conv in items:
-                    (res,) = await m.add_messages(g, [msg], conversation_id=conv)
-                    totals["entities"] += len(res.entities)
-                    totals["facts"] += len(res.facts)
-                    totals["invalidated"] += len(res.invalidated)
-                    prog.advance(task)
-            await m.checkpoint()
+            async with m.bulk_import():
+                with _progress() as prog:
+                    task = prog.add_task("ingesting", total=len(items))
+                    for g, msg, conv in items:
+                        (res,) = await m.add_messages(g, [msg], conversation_id=conv)
+                        totals["entities"] += len(res.entities)
+                        totals["facts"] += len(res.facts)
+                        totals["invalidated"] += len(res.invalidated)
+                        prog.advance(task)
         finally:
             await m.close()
         console.print(f"ingested {len(items)} messages into {db}: {totals['facts']} facts written or reinforced, "
@@ -164,11 +141,15 @@ def search(query: str = typer.Argument(...), group: list[str] = typer.Option(...
            as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables.")) -> None:
     """Hybrid search (BM25 + vector + graph) over one or more groups."""
     _setup()
-    if not db.startswith("postgres") and not Path(db.removeprefix("sqlite:///")).exists():
+    from loregraph.store import url_scheme
+
+    if url_scheme(db) == "sqlite" and not Path(db.removeprefix("sqlite:///")).exists():
         _fail(f"database not found: {db}")
 
     async def go() -> None:
-        m = await _open(db)
+        from loregraph.memory import Memory
+
+        m = await Memory.open(db)
         try:
             res = await m.search(query, group, limit=limit, as_of=as_of)
         finally:
@@ -205,7 +186,7 @@ def extract(file: Path = typer.Argument(..., help="Gold-set style JSONL (user_id
     rows = read_jsonl(file)
     from loregraph.cli.report import run_extract_report
 
-    _run(run_extract_report(rows, db, sys.stdout))
+    _run(run_extract_report(rows, db or _temporary_db(), sys.stdout))
 
 
 # ---- bench ------------------------------------------------------------------------------------
@@ -299,9 +280,10 @@ def serve(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memor
                                            "jobs only, e.g. with `loregraph worker` processes on PostgreSQL)."),
           ) -> None:
     """Run the REST service. Settings: flags > environment (LOREGRAPH_*) > .env > config file."""
-    from loregraph.api.rest.serve import run_serve
+    from loregraph.api.rest import create_app
+    from loregraph.assembly.service import run_serve
 
-    raise typer.Exit(run_serve(config_file=config, db=db, host=host, port=port, worker=worker))
+    raise typer.Exit(run_serve(create_app, config_file=config, db=db, host=host, port=port, worker=worker))
 
 
 @app.command("worker")
@@ -310,7 +292,7 @@ def worker_cmd(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///
                ) -> None:
     """Run only the job worker (no HTTP). On PostgreSQL any number of worker processes share the queue; jobs of
     one group still run one at a time, in order."""
-    from loregraph.api.rest.serve import run_worker
+    from loregraph.assembly.service import run_worker
 
     raise typer.Exit(run_worker(config_file=config, db=db))
 

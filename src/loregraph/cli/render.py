@@ -37,7 +37,7 @@ def render_search(console: Console, res: SearchResults, limit: int | None = None
         t = Table(title="Episodes")
         for col in ("when", "content", "score"):
             t.add_column(col)
-        for e in res.episodes[:limit]:
-            t.add_row(fmt_time(e.episode.valid_at), e.episode.content[:120], f"{e.score:.4f}")
+        for ep in res.episodes[:limit]:
+            t.add_row(fmt_time(ep.episode.valid_at), ep.episode.content[:120], f"{ep.score:.4f}")
         console.print(t)
     console.print(f"[dim]search took {res.timings_ms.get('total', 0):.1f} ms[/dim]")

@@ -30,8 +30,8 @@ from loregraph.extract.base import (
     ExtractedRelation,
     Extraction,
     ExtractionContext,
-    Extractor,
 )
+from loregraph.extract.noise import filter_noise
 from loregraph.extract.prompts import (
     ExtractionConfig,
     TemplateResolver,
@@ -221,8 +221,6 @@ class LLMExtractor:
             lines.append("Instructions:\n" + instructions)
         text = content
         if self.noise_filter:
-            from loregraph.ingest.turns import filter_noise
-
             cleaned = filter_noise(text)
             text = cleaned.text
             if cleaned.stats:
@@ -348,15 +346,4 @@ class LLMExtractor:
         return Extraction(entities=entities, relations=relations, endings=endings, notes=notes)
 
 
-def default_extractor() -> Extractor:
-    """LLMExtractor when a model is configured (``LOREGRAPH_LLM_MODEL``, see ``LLMConfig.from_env``),
-    else the offline LocalExtractor."""
-    cfg = LLMConfig.from_env()
-    if cfg is not None:
-        return LLMExtractor(cfg)
-    from loregraph.extract.local import LocalExtractor
-
-    return LocalExtractor()
-
-
-__all__ = ["OUTPUT_SCHEMA", "LLMAnswer", "LLMExtractor", "Usage", "default_extractor"]
+__all__ = ["OUTPUT_SCHEMA", "LLMAnswer", "LLMExtractor", "Usage"]

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from loregraph.errors import InvalidInputError
+
 GROUP_ID_PATTERN = re.compile(r"^[A-Za-z0-9_\-.:@]{1,128}$")
 
 
@@ -33,9 +35,9 @@ def as_utc(value: datetime) -> datetime:
 
 
 def validate_group_id(group_id: object, field: str = "group_id") -> str:
-    """Return the group id or raise ValueError naming the field and the rule."""
+    """Return the group id or raise InvalidInputError (a ValueError) naming the field and the rule."""
     if not isinstance(group_id, str) or not GROUP_ID_PATTERN.match(group_id):
-        raise ValueError(
+        raise InvalidInputError(
             f"{field}: must be 1-128 characters of letters, digits, '_', '-', '.', ':' or '@' "
             f"(got {group_id!r})"
         )

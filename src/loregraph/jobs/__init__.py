@@ -1,21 +1,7 @@
-"""Durable job queue (in the store's database) and the worker that executes it in FIFO order per group."""
+"""Durable job queues in the store's own database, one module per backend (opened by ``Store.open_queue``)."""
 
-from typing import Any
+from loregraph.jobs.base import Job, JobListener, JobLostError, JobQueue, episode_id_for
+from loregraph.jobs.postgres import PostgresJobQueue
+from loregraph.jobs.sqlite import SQLiteJobQueue
 
-from loregraph.jobs.pg_queue import PgJobQueue
-from loregraph.jobs.queue import Job, JobQueue, episode_id_for
-from loregraph.jobs.worker import Worker, is_transient
-
-
-def open_queue(store: Any, *, max_attempts: int = 3) -> JobQueue | PgJobQueue:
-    """The job queue in ``store``'s database: a file lock and one worker for SQLite, shared by any number of
-    processes for PostgreSQL."""
-    if getattr(store, "path", None) is not None:
-        return JobQueue(store.path)
-    url = getattr(store, "url", None)
-    if url and str(url).startswith(("postgresql://", "postgres://")):
-        return PgJobQueue(url, max_attempts=max_attempts)
-    raise RuntimeError(f"no job queue for a {type(store).__name__}")
-
-
-__all__ = ["Job", "JobQueue", "PgJobQueue", "Worker", "episode_id_for", "is_transient", "open_queue"]
+__all__ = ["Job", "JobListener", "JobLostError", "JobQueue", "PostgresJobQueue", "SQLiteJobQueue", "episode_id_for"]

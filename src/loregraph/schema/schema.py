@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from loregraph.errors import SchemaError, Violation
 from loregraph.graph.types import GraphDelta
 
 PropertyKind = Literal["string", "number", "integer", "boolean", "array", "object", "any"]
@@ -28,10 +29,6 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
     "array": (list, tuple),
     "object": (dict,),
 }
-
-
-class SchemaError(ValueError):
-    """The schema file itself is invalid."""
 
 
 class PropertyDef(BaseModel):
@@ -98,7 +95,8 @@ class SchemaDocument(BaseModel):
                 if tdef.parent is not None and tdef.parent not in types:
                     problems.append(f"{kind}.{tid}.parent: unknown type {tdef.parent!r}")
             for tid in types:  # cycles
-                seen, cur = set(), tid
+                seen: set[str] = set()
+                cur: str | None = tid
                 while cur is not None:
                     if cur in seen:
                         problems.append(f"{kind}.{tid}.parent: inheritance cycle")
@@ -111,40 +109,16 @@ class SchemaDocument(BaseModel):
             for end in ("source", "target"):
                 if getattr(rule, end) not in self.node_types:
                     problems.append(f"edge_rules[{i}].{end}: unknown node type {getattr(rule, end)!r}")
-        for i, rule in enumerate(self.cardinality):
-            if rule.edge != "*" and rule.edge not in self.edge_types:
-                problems.append(f"cardinality[{i}].edge: unknown edge type {rule.edge!r}")
+        for i, card in enumerate(self.cardinality):
+            if card.edge != "*" and card.edge not in self.edge_types:
+                problems.append(f"cardinality[{i}].edge: unknown edge type {card.edge!r}")
             for end in ("source_type", "target_type"):
-                value = getattr(rule, end)
+                value = getattr(card, end)
                 if value is not None and value not in self.node_types:
                     problems.append(f"cardinality[{i}].{end}: unknown node type {value!r}")
         if problems:
             raise ValueError("; ".join(problems))
         return self
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One broken rule: which record (e.g. ``facts[2]``), its id, which field, and why."""
-
-    record: str
-    field: str
-    message: str
-    record_id: str | None = None
-
-    def __str__(self) -> str:
-        rid = f" ({self.record_id})" if self.record_id else ""
-        return f"{self.record}{rid}.{self.field}: {self.message}"
-
-
-class SchemaViolationError(ValueError):
-    """A delta broke the schema. ``violations`` lists every problem found, not just the first."""
-
-    def __init__(self, violations: list[Violation]):
-        self.violations = violations
-        shown = "; ".join(str(v) for v in violations[:20])
-        more = f" (+{len(violations) - 20} more)" if len(violations) > 20 else ""
-        super().__init__(f"{len(violations)} schema violation(s): {shown}{more}")
 
 
 @dataclass

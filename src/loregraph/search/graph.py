@@ -10,10 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
+from loregraph.errors import InvalidInputError, NotFoundError
 from loregraph.graph.types import Entity, Episode, Fact, validate_group_id
-from loregraph.store.base import NotFoundError, Store, TimeFilter
+from loregraph.models.embedder import Embedder
+from loregraph.schema import Schema
+from loregraph.store.base import Store, TimeFilter
 from loregraph.store.sqlite import normalize_name
 from loregraph.store.text import terms
 
@@ -143,7 +146,7 @@ def route(query: str) -> Route:
 
 
 class GraphQuery:
-    def __init__(self, store: Store, schema: Any, embedder: Any):
+    def __init__(self, store: Store, schema: Schema, embedder: Embedder):
         self.store = store
         self.schema = schema
         self.embedder = embedder
@@ -175,9 +178,9 @@ class GraphQuery:
                     relationship_type: str | None = None, limit: int = 25) -> GraphAnswer:
         validate_group_id(group_id)
         if entity_type is not None and entity_type not in self.schema.node_types:
-            raise ValueError(f"entity_type: unknown entity type {entity_type!r}")
+            raise InvalidInputError(f"entity_type: unknown entity type {entity_type!r}")
         if relationship_type is not None and relationship_type not in self.schema.edge_types:
-            raise ValueError(f"relationship_type: unknown relationship type {relationship_type!r}")
+            raise InvalidInputError(f"relationship_type: unknown relationship type {relationship_type!r}")
         answer = GraphAnswer(query=query, route=route(query))
         anchors = self.anchors(group_id, query)
         if not anchors:

@@ -16,8 +16,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from loregraph.graph.types import Entity, Episode, Fact, as_utc, validate_group_id
+from loregraph.models.embedder import Embedder
+from loregraph.search.graph import GraphQuery, route
 from loregraph.store.base import Hit, Store, TimeFilter
 
+SearchPart = Literal["facts", "entities", "episodes"]
+SEARCH_PARTS: tuple[SearchPart, ...] = ("facts", "entities", "episodes")
 RRF_K = 60
 # Convex fusion: share of the score that comes from vector similarity (the rest from BM25). Tuned on LoCoMo
 # conversations 0-4 (0.2-0.4 all beat RRF there); conversations 5-9 are reported apart.
@@ -51,8 +55,7 @@ class SearchRequest(BaseModel):
     limit: int = Field(default=10, ge=1, le=200)
     filters: SearchFilters = Field(default_factory=SearchFilters)
     as_of: datetime | None = None
-    include: list[Literal["facts", "entities", "episodes"]] = Field(
-        default_factory=lambda: ["facts", "entities", "episodes"])
+    include: list[SearchPart] = Field(default_factory=lambda: list(SEARCH_PARTS))
     center_node_id: str | None = None
     mmr: float | None = Field(default=None, ge=0.0, le=1.0, description="MMR lambda; None disables")
     bfs_depth: int = Field(default=2, ge=0, le=3)
@@ -156,14 +159,14 @@ def mmr(ids: list[str], vectors: dict[str, np.ndarray], query: np.ndarray, lam: 
     pool = [i for i in ids if i in vectors]
     rest = [i for i in ids if i not in vectors]
     while pool and len(chosen) < limit:
-        best, best_score = None, -1e9
+        best, best_score = pool[0], -1e9
         for i in pool:
             rel = float(vectors[i] @ query)
             red = max((float(vectors[i] @ vectors[c]) for c in chosen), default=0.0)
             s = lam * rel - (1 - lam) * red
             if s > best_score:
                 best, best_score = i, s
-        chosen.append(best)  # type: ignore[arg-type]
+        chosen.append(best)
         pool.remove(best)
     return (chosen + rest)[:limit]
 
@@ -172,7 +175,7 @@ class HybridSearch:
     MIN_POOL = 100
     FACT_POOL = 50  # facts and entities: the wider pool paid off for episodes only
 
-    def __init__(self, store: Store, embedder: Any, graph: Any = None):
+    def __init__(self, store: Store, embedder: Embedder, graph: GraphQuery | None = None):
         self.store = store
         self.embedder = embedder
         self.graph = graph  # a GraphQuery, for routed search
@@ -188,8 +191,6 @@ class HybridSearch:
     def search(self, req: SearchRequest) -> SearchResults:
         if not req.route or self.graph is None:
             return self._search(req)
-        from loregraph.search.graph import route
-
         chosen = route(req.query)
         if chosen == "vector":
             res = self._search(req.model_copy(update={"bfs_depth": 0}))
@@ -287,9 +288,9 @@ class HybridSearch:
                                     if "episode" in early else None)
             step = max(req.limit, 10)
             for start in range(0, len(ep_ranked), step):  # load in score order until enough pass the filters
-                part = ep_ranked[start:start + step]
-                eps = self._load_episodes(groups, [i for i, _ in part])
-                out.episodes += [ScoredEpisode(eps[i], round(s, 6)) for i, s in part
+                ranked_part = ep_ranked[start:start + step]
+                eps = self._load_episodes(groups, [i for i, _ in ranked_part])
+                out.episodes += [ScoredEpisode(eps[i], round(s, 6)) for i, s in ranked_part
                                  if i in eps and self._episode_ok(eps[i], flt, req.as_of)]
                 if len(out.episodes) >= req.limit:
                     break

@@ -15,21 +15,10 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
+from loregraph.jobs.base import JobQueue
 from loregraph.schema import Schema
 
 SearchKind = Literal["episode", "entity", "fact"]
-
-
-class StoreError(RuntimeError):
-    """A storage failure (open, migrate, write)."""
-
-
-class EmbedderMismatchError(StoreError):
-    """The database was built with another embedding model or dimension."""
-
-
-class NotFoundError(LookupError):
-    """A record asked for by id does not exist in the group."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +29,16 @@ class TimeFilter:
     include_expired: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class StoreCapabilities:
+    """What a backend allows, so callers never branch on its class."""
+
+    concurrent_readers: int = 1
+    """How many threads may read at once (``Memory`` sizes its read pool by it)."""
+    shared_queue: bool = False
+    """Any number of worker processes may share its job queue (else one per database)."""
+
+
 @dataclass(slots=True)
 class Hit:
     id: str
@@ -48,7 +47,15 @@ class Hit:
 
 class Store(Protocol):
     url: str
+    label: str  # how messages name the database (a path, or a URL without its password)
+    capabilities: StoreCapabilities
     build_vector_indexes: bool  # False during a bulk import; checkpoint() then builds what is due
+
+    @property
+    def schema_version(self) -> int: ...
+    def open_queue(self, *, max_attempts: int = 3) -> JobQueue:
+        """The durable job queue kept in this store's database."""
+        ...
 
     def close(self) -> None: ...
     def checkpoint(self) -> None: ...
@@ -87,9 +94,14 @@ class Store(Protocol):
     def mentions_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]: ...
 
     # retrieval primitives
-    def fulltext(self, kind: SearchKind, group_ids: Sequence[str], query: str, limit: int) -> list[Hit]: ...
-    def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray,
-               limit: int) -> list[Hit]: ...
+    def fulltext(self, kind: SearchKind, group_ids: Sequence[str], query: str, limit: int,
+                 time: TimeFilter | None = None) -> list[Hit]:
+        """BM25 hits; facts filtered by ``time`` when given."""
+        ...
+    def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
+               time: TimeFilter | None = None) -> list[Hit]:
+        """Nearest neighbours by cosine; facts filtered by ``time`` when given."""
+        ...
     def traverse(self, group_id: str, start_ids: Sequence[str], depth: int,
                  time: TimeFilter) -> dict[str, int]: ...
     def neighbours_among(self, group_id: str, center: str, candidates: Sequence[str],

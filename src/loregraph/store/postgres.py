@@ -29,9 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from loregraph.errors import StoreError
 from loregraph.graph.types import GraphDelta
+from loregraph.jobs.postgres import PostgresJobQueue
 from loregraph.schema import Schema
-from loregraph.store.base import Hit, SearchKind, StoreError, TimeFilter
+from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 from loregraph.store.sql import TABLE, ExtraColumn, SQLStore
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, query_terms, terms
 
@@ -105,12 +107,19 @@ class PostgresStore(SQLStore):
     HNSW_MIN_ROWS = 3000
     INDEX_BUILD_MEMORY = "512MB"  # maintenance_work_mem while building an index (a 100k-row graph is ~200 MB)
 
+    @classmethod
+    def from_url(cls, url: str) -> PostgresStore:
+        return cls(url)
+
+    def open_queue(self, *, max_attempts: int = 3) -> PostgresJobQueue:
+        """The job queue in this database, shared by any number of API and worker processes."""
+        return PostgresJobQueue(self.url, max_attempts=max_attempts)
+
     def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout_s: float = 10.0):
         from psycopg_pool import ConnectionPool, PoolTimeout
 
         self.url = url
         self.label = _redact(url)
-        self.path = None  # no file: the SQLite-file job queue does not apply
         if pool_size is None:
             env = os.environ.get("LOREGRAPH_PG_POOL_SIZE", str(DEFAULT_POOL_SIZE))
             if not env.strip().isdigit():
@@ -127,7 +136,7 @@ class PostgresStore(SQLStore):
         except PoolTimeout as exc:
             self.pool.close()
             raise StoreError(f"cannot connect to PostgreSQL at {self.label} within {connect_timeout_s:g} s") from exc
-        self.concurrent_readers = size
+        self.capabilities = StoreCapabilities(concurrent_readers=size, shared_queue=True)
         self._local = threading.local()
         self._indexed: set[tuple[str, str]] = set()
         try:

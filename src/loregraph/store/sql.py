@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
+from loregraph.errors import EmbedderMismatchError, SchemaViolationError, StoreError, Violation
 from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
-from loregraph.schema import Schema, SchemaViolationError, Violation
-from loregraph.store.base import EmbedderMismatchError, SearchKind, StoreError, TimeFilter
+from loregraph.schema import Schema
+from loregraph.store.base import SearchKind, StoreCapabilities, TimeFilter
 
 log = logging.getLogger("loregraph.store")
 
@@ -57,7 +58,7 @@ class SQLStore:
     CHUNK = 500  # ids per IN list
     GROUP_COL = "group_id"  # how lookups by id name the group column (SQLite: "+group_id", an index hint)
     SPEAKER_SQL = ""  # condition selecting entities flagged is_speaker
-    concurrent_readers = 1  # how many threads may read at once (Memory sizes its read pool by it)
+    capabilities = StoreCapabilities()
     # Vector indexes that a backend builds as groups grow (PostgreSQL's per-group HNSW): set False during a bulk
     # import so they are built once by checkpoint() rather than kept up row by row
     build_vector_indexes = True

@@ -13,33 +13,21 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from loregraph.store.base import Hit, SearchKind, StoreError, TimeFilter
+from loregraph.errors import StoreError
+from loregraph.jobs.sqlite import SQLiteJobQueue
+from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 from loregraph.store.sql import TABLE, SQLStore, chunks, normalize_name
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
+from loregraph.store.timefmt import parse_ts, ts
 from loregraph.store.vectors import GroupVectors
 
 log = logging.getLogger("loregraph.store")
-
-
-def ts(value: datetime | None) -> str | None:
-    """Fixed-width ISO-8601 UTC text: lexical order equals time order."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_ts(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    return datetime.fromisoformat(value)
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -54,6 +42,22 @@ class SQLiteStore(SQLStore):
     SPEAKER_SQL = "json_extract(attributes, '$.is_speaker') = 1"
     EXACT_KNN_MAX = 5000  # above this, a group's vectors are searched in memory (Hamming + rescoring)
     VECTOR_CACHE_GROUPS = 4
+
+    capabilities = StoreCapabilities(concurrent_readers=1, shared_queue=False)
+
+    @classmethod
+    def from_url(cls, url: str) -> SQLiteStore:
+        """``sqlite:///path.db`` or a bare file path; an in-memory database is refused (nothing would persist)."""
+        path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else url
+        if "://" in path:
+            raise StoreError(f"unsupported SQLite URL {url!r}: use sqlite:///path.db or a file path")
+        if not path or path == ":memory:":
+            raise StoreError("an SQLite database needs a file path (sqlite:///path/to/memory.db)")
+        return cls(Path(path).expanduser())
+
+    def open_queue(self, *, max_attempts: int = 3) -> SQLiteJobQueue:
+        """The job queue in this database file (one worker process per file)."""
+        return SQLiteJobQueue(self.path)
 
     def __init__(self, path: str | Path, *, create: bool = True):
         import sqlean

@@ -1,46 +1,35 @@
-"""What every route needs: the Memory facade, the job queue and worker, the settings, the caller."""
+"""What every route needs: the Service (Memory facade, job queue, worker, settings) and the caller."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Path, Request
 
 from loregraph.api.rest.auth import Principal, principal
-from loregraph.config import Settings
+from loregraph.assembly.service import Service
 from loregraph.graph.types import GROUP_ID_PATTERN
-from loregraph.jobs import JobQueue, PgJobQueue, Worker
-from loregraph.memory import Memory
+from loregraph.store.base import SearchKind
 
 
-@dataclass
-class Services:
-    memory: Memory
-    queue: JobQueue | PgJobQueue
-    worker: Worker
-    settings: Settings
-    schema_version: int = 0
-
-
-def services(request: Request) -> Services:
+def services(request: Request) -> Service:
     svc = getattr(request.app.state, "services", None)
     if svc is None:
         raise HTTPException(503, "the service is starting or stopping")
     return svc
 
 
-Svc = Annotated[Services, Depends(services)]
+Svc = Annotated[Service, Depends(services)]
 Who = Annotated[Principal, Depends(principal)]
 GroupPath = Annotated[str, Path(min_length=1, max_length=128, pattern=GROUP_ID_PATTERN.pattern,
                                 description="Group id: 1-128 letters, digits, '_', '-', '.', ':' or '@'")]
 IdPath = Annotated[str, Path(min_length=1, max_length=128)]
 
 
-async def readable_group_of(svc: Services, who: Principal, kind: Any, record_id: str) -> str:
+async def readable_group_of(svc: Service, who: Principal, kind: SearchKind, record_id: str) -> str:
     """The group of a record named only by id. A record outside the caller's groups is reported exactly like a
     missing one (404), so ids of other groups can be neither read, changed nor probed."""
-    gid = await svc.memory.store_call("group_of", kind, record_id)
+    gid = await svc.memory.record_group(kind, record_id)
     if gid is None or not who.can(gid):
         raise HTTPException(404, f"{kind} {record_id} not found")
     return gid

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from loregraph.api.rest import format as fmt
 from loregraph.api.rest import models as m
 from loregraph.api.rest.auth import Principal
-from loregraph.api.rest.deps import GroupPath, IdPath, Services, Svc, Who, readable_group_of
+from loregraph.api.rest.deps import GroupPath, IdPath, Service, Svc, Who, readable_group_of
 
 log = logging.getLogger("loregraph.api")
 router = APIRouter()
@@ -23,23 +23,9 @@ QUEUED = "Messages added to processing queue"
 QUERY_CHARS = 4096
 
 
-def job_payload(group_id: str, msg: m.MessageIn) -> dict[str, Any]:
-    """One queued job = one message (spec 000 B.4). The pipeline builds the episode body
-    ``"{role or empty}({role_type}): {content}"`` from these fields."""
-    out: dict[str, Any] = {"group_id": group_id, "content": msg.content, "name": msg.name,
-                           "role_type": msg.role_type, "source": "message",
-                           "source_description": msg.source_description,
-                           "reference_time": msg.timestamp.isoformat()}
-    if msg.role is not None:
-        out["role"] = msg.role
-    if msg.uuid is not None:
-        out["uuid"] = msg.uuid
-    return out
-
-
-def _check_limits(svc: Services, messages: list[m.MessageIn]) -> None:
+def _check_limits(svc: Service, messages: list[m.MessageIn]) -> None:
     s = svc.settings
-    errors = []
+    errors: list[dict[str, Any]] = []
     if len(messages) > s.max_messages_per_request:
         errors.append({"type": "too_long", "loc": ("body", "messages"), "input": None,
                        "msg": f"at most {s.max_messages_per_request} messages per request"})
@@ -56,7 +42,7 @@ def _check_limits(svc: Services, messages: list[m.MessageIn]) -> None:
 async def add_messages(body: m.AddMessagesRequest, svc: Svc, who: Who) -> m.Result:
     who.require(body.group_id)
     _check_limits(svc, body.messages)
-    payloads = [job_payload(body.group_id, msg) for msg in body.messages]
+    payloads = [msg.to_payload() for msg in body.messages]  # one queued job = one message (spec 000 B.4)
     if payloads:
         await asyncio.to_thread(svc.queue.enqueue, body.group_id, payloads)
         svc.worker.wake()
@@ -64,10 +50,10 @@ async def add_messages(body: m.AddMessagesRequest, svc: Svc, who: Who) -> m.Resu
     return m.Result(message=QUEUED, success=True)
 
 
-async def _default_groups(svc: Services, who: Principal) -> list[str]:
+async def _default_groups(svc: Service, who: Principal) -> list[str]:
     if not who.admin:
         return sorted(who.groups)
-    return list(await svc.memory.store_call("groups"))
+    return list(await svc.memory.groups())
 
 
 @router.post("/search", response_model=m.SearchResults, tags=["retrieve"])
@@ -103,7 +89,7 @@ async def get_episodes(group_id: GroupPath, svc: Svc, who: Who,
 @router.post("/entity-node", status_code=201, response_model=m.EntityNode, tags=["graph"])
 async def add_entity_node(body: m.AddEntityNodeRequest, svc: Svc, who: Who) -> m.EntityNode:
     who.require(body.group_id)
-    other = await svc.memory.store_call("group_of", "entity", body.uuid)
+    other = await svc.memory.record_group("entity", body.uuid)
     if other is not None and other != body.group_id:
         raise RequestValidationError([{"type": "value_error", "loc": ("body", "uuid"), "input": None,
                                        "msg": "this uuid is already used by another group's entity"}])

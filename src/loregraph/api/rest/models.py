@@ -6,44 +6,21 @@ or written.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from loregraph.graph.types import GROUP_ID_PATTERN, as_utc, utcnow, validate_group_id
-
-MIN_TIME = datetime(1000, 1, 1, tzinfo=UTC)
-MAX_TIME = datetime(9999, 1, 1, tzinfo=UTC)
-
-
-def _utf8(v: str) -> str:
-    try:
-        v.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("must be valid Unicode text (no unpaired surrogates)") from None
-    return v
+from loregraph.graph.messages import Message, RecordId, Text
+from loregraph.graph.types import GROUP_ID_PATTERN, validate_group_id
 
 
 def _group(v: str) -> str:
     return validate_group_id(v, "group_id")
 
 
-def _time(v: datetime) -> datetime:
-    try:
-        v = as_utc(v)
-    except OverflowError:
-        raise ValueError("out of range") from None
-    if not MIN_TIME <= v < MAX_TIME:
-        raise ValueError("must be between the years 1000 and 9998")
-    return v
-
-
-Text = Annotated[str, AfterValidator(_utf8)]
 GroupId = Annotated[str, Field(min_length=1, max_length=128, pattern=GROUP_ID_PATTERN.pattern, examples=["alice"]),
                     AfterValidator(_group)]
-Timestamp = Annotated[datetime, AfterValidator(_time)]
-RecordId = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_utf8)]
 
 
 class _Body(BaseModel):
@@ -51,14 +28,7 @@ class _Body(BaseModel):
 
 
 # ---- spec 000: add messages ---------------------------------------------------------------------
-class MessageIn(_Body):
-    content: Text
-    uuid: RecordId | None = Field(None, description="Reprocess this existing episode instead of creating one")
-    name: Annotated[Text, Field(max_length=512)] = ""
-    role_type: Literal["user", "assistant", "system"]
-    role: Annotated[Text, Field(max_length=256)] | None = None
-    timestamp: Timestamp = Field(default_factory=utcnow, description="Defaults to the time the request is parsed")
-    source_description: Annotated[Text, Field(max_length=1024)] = ""
+MessageIn = Message  # the one message model (loregraph.graph.messages)
 
 
 class AddMessagesRequest(_Body):

@@ -14,6 +14,7 @@ from pydantic import AfterValidator
 from loregraph.api.rest import format as fmt
 from loregraph.api.rest import models as m
 from loregraph.api.rest.deps import GroupPath, IdPath, Svc, Who
+from loregraph.graph.messages import valid_time
 
 log = logging.getLogger("loregraph.api")
 router = APIRouter(prefix="/groups/{group_id}")
@@ -21,7 +22,7 @@ health_router = APIRouter()
 
 HEALTH_TIMEOUT_S = 10.0
 AsOf = Annotated[datetime | None, Query(description="Facts true at this time (ISO-8601)"),
-                 AfterValidator(lambda v: m._time(v) if v is not None else None)]
+                 AfterValidator(lambda v: valid_time(v) if v is not None else None)]
 
 
 @router.get("/entities", response_model=list[m.Entity], tags=["graph"])
@@ -97,7 +98,7 @@ async def health(request: Request) -> JSONResponse:
     if svc is None:
         return JSONResponse({"status": "unavailable"}, status_code=503)
     try:
-        await asyncio.wait_for(svc.memory.store_call("count", "__health__"), HEALTH_TIMEOUT_S)
+        await asyncio.wait_for(svc.memory.ping(), HEALTH_TIMEOUT_S)
     except Exception as exc:
         log.error("health: the store does not answer (%s)", type(exc).__name__)
         return JSONResponse({"status": "unavailable"}, status_code=503)

@@ -1,15 +1,15 @@
 """The queue worker: one job at a time, oldest first, for the service's lifetime (SQLite: the only worker of the
-database file; PostgreSQL: one of any number, each on one group at a time, see ``pg_queue``).
+database file; PostgreSQL: one of any number, each on one group at a time, see ``jobs/postgres.py``).
 
-A job runs the add-episode pipeline on the store thread with ``SQLiteStore.apply_hook`` marking it done
-inside the graph write's transaction: a kill at any moment leaves either both or neither. The episode
+A job is one message (the payload is ``Message`` JSON) run through the facade, ``Memory.add_message_job``, which
+marks it done inside the graph write's transaction: a kill at any moment leaves either both or neither. The episode
 id is derived from the job id, a second guard: a job whose episode exists already is only marked done.
 A failing job is recorded as failed and the worker goes on; a transient error (connection, timeout,
 database busy) is retried once after a backoff. On shutdown the worker takes no new job; what is still
 pending runs at the next start. Logs carry ids, counts and durations, never message content.
 
 An idle worker waits for ``wake`` (the API of its own process), for ``poll_interval_s``, and on PostgreSQL for a
-``NOTIFY`` from any process (``PgJobListener``); while that listener is connected the poll is only a fallback
+``NOTIFY`` from any process (the queue's ``listener``); while that listener is connected the poll is only a fallback
 and runs every ``listen_poll_interval_s`` at most.
 """
 
@@ -25,9 +25,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest
-from loregraph.jobs.pg_queue import PgJobListener, PgJobQueue
-from loregraph.jobs.queue import Job, JobQueue, episode_id_for
+from loregraph.graph.messages import Message
+from loregraph.ingest.pipeline import AddEpisodeResult
+from loregraph.jobs.base import Job, JobListener, JobQueue, episode_id_for
+from loregraph.memory import Memory
 
 log = logging.getLogger("loregraph.jobs")
 
@@ -63,8 +64,8 @@ def error_text(exc: BaseException) -> str:
 class _WorkerLock:
     """At most one worker per database file across processes (an OS lock, released even on kill -9)."""
 
-    def __init__(self, db_path: Path | None):
-        self.path = Path(f"{db_path}.worker.lock") if db_path is not None else None  # None: a shared server queue
+    def __init__(self, path: Path | None):
+        self.path = path  # None: a queue any number of workers share
         self.fd: int | None = None
 
     def acquire(self) -> bool:
@@ -90,7 +91,7 @@ class _WorkerLock:
 
 
 class Worker:
-    def __init__(self, memory: Any, queue: JobQueue | PgJobQueue, *, max_attempts: int = 3,
+    def __init__(self, memory: Memory, queue: JobQueue, *, max_attempts: int = 3,
                  retry_backoff_s: float = RETRY_BACKOFF_S, poll_interval_s: float = POLL_INTERVAL_S,
                  listen_poll_interval_s: float = LISTEN_POLL_INTERVAL_S):
         self.memory = memory
@@ -99,11 +100,11 @@ class Worker:
         self.retry_backoff_s = retry_backoff_s
         self.poll_interval_s = poll_interval_s
         self.listen_poll_interval_s = listen_poll_interval_s
-        self.listener: PgJobListener | None = None  # PostgreSQL, while started
+        self.listener: JobListener | None = None  # PostgreSQL, while started
         self._wake = asyncio.Event()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
-        self._lock = _WorkerLock(queue.path)
+        self._lock = _WorkerLock(queue.single_worker_lock)
         self.processed = 0
         self.failed = 0
 
@@ -115,14 +116,14 @@ class Worker:
         """Recover interrupted jobs and start the loop. False when another process runs this database's worker
         (jobs accepted here are then executed there)."""
         if not self._lock.acquire():
-            log.warning("another process runs the worker of %s; this one only accepts jobs", self.queue.path)
+            log.warning("another process runs the worker of this database; this one only accepts jobs")
             return False
         recovered = await asyncio.to_thread(self.queue.recover, self.max_attempts)
         counts = await asyncio.to_thread(self.queue.counts)
         log.info("worker started: pending=%d failed=%d (recovered %d interrupted job(s), %d over the attempt limit)",
                  counts["pending"], counts["failed"], recovered["reset"], recovered["failed"])
-        if isinstance(self.queue, PgJobQueue):
-            self.listener = PgJobListener(self.queue.url, self.wake)
+        self.listener = self.queue.listener(self.wake)
+        if self.listener is not None:
             self.listener.start()
         self._task = asyncio.create_task(self._loop(), name="loregraph-worker")
         return True
@@ -149,9 +150,8 @@ class Worker:
                 self._task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._task
-            if isinstance(self.queue, PgJobQueue):  # the groups this worker held are free: others may take them
-                with contextlib.suppress(Exception):
-                    await asyncio.to_thread(self.queue.notify)
+            with contextlib.suppress(Exception):  # the groups this worker held are free: others may take them
+                await asyncio.to_thread(self.queue.notify)
         if self.listener is not None:
             await self.listener.close()
             self.listener = None
@@ -194,7 +194,7 @@ class Worker:
         retries = 0
         while True:
             try:
-                result = await self.memory.run_on_store_thread(self._execute, job)
+                result = await self._execute(job)
                 break
             except Exception as exc:
                 if is_transient(exc) and retries < 1 and not self._stopping:
@@ -222,25 +222,22 @@ class Worker:
                  c.get("relations_extracted", 0), len(result.entities), len(result.facts), len(result.invalidated),
                  len(result.duplicates), c.get("skipped", 0), retries, ",".join(fact_ids) or "-")
 
-    def _execute(self, job: Job) -> AddEpisodeResult | None:
-        """Runs on the store thread: the pipeline, with the done-mark inside its write transaction."""
-        store = self.memory.store
-        payload = dict(job.payload)
-        episode_id = payload.get("uuid") or episode_id_for(job.id)
-        if not payload.get("uuid"):
-            payload["episode_id"] = episode_id
-            if store.get_episodes(job.group_id, [episode_id]):
-                self.queue.mark_done(job.seq, episode_id)
-                return None
-        req = EpisodeRequest.model_validate(payload)
+    async def _execute(self, job: Job) -> AddEpisodeResult | None:
+        """The job's message through the facade, with the done-mark inside its write transaction; None when its
+        episode existed already (then it is only marked done)."""
+        reprocess = job.payload.get("uuid")
+        episode_id = reprocess or episode_id_for(job.id)
+        if not reprocess and await self.memory.get_episodes(job.group_id, ids=[episode_id]):
+            await asyncio.to_thread(self.queue.mark_done, job.seq, episode_id)  # its payload may be cleared already
+            return None
+        message = Message.from_payload(job.payload)
         marked: list[bool] = []
 
-        def hook(conn: Any) -> None:
+        def mark_done(conn: Any) -> None:
             self.queue.mark_done_in(conn, job, episode_id)
             marked.append(True)
 
-        with store.apply_hook(hook):
-            result: AddEpisodeResult = self.memory.pipeline.add_episode(req)
-        if not marked:  # the pipeline wrote nothing (cannot happen today): still done exactly once
-            self.queue.mark_done(job.seq, episode_id)
+        result = await self.memory.add_message_job(job.group_id, message, episode_id=episode_id, in_write=mark_done)
+        if not marked:  # nothing was written (the episode existed): still done exactly once
+            await asyncio.to_thread(self.queue.mark_done, job.seq, episode_id)
         return result

@@ -14,45 +14,15 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from loregraph.store.sqlite import ts
-
-JOB_NAMESPACE = uuid.UUID("0b7c5a52-7a0e-4a8e-9a4c-6c6f72656a62")
-FAILED_LIST_LIMIT = 100
-
-
-def episode_id_for(job_id: str) -> str:
-    """The id of the episode a message job creates: fixed per job, so a second run would find it."""
-    return str(uuid.uuid5(JOB_NAMESPACE, job_id))
-
-
-class JobLostError(RuntimeError):
-    """The job was no longer ``running`` when its graph write tried to mark it done (write rolled back)."""
-
-
-@dataclass(slots=True)
-class Job:
-    seq: int
-    id: str
-    group_id: str
-    kind: str
-    payload: dict[str, Any]
-    status: str
-    attempts: int
-    error: str | None
-    episode_id: str | None
-    created_at: str
-    started_at: str | None
-    finished_at: str | None
-
+from loregraph.jobs.base import FAILED_LIST_LIMIT, Job, JobListener, JobLostError, QueueMaintenance
+from loregraph.store.timefmt import ts
 
 _COLS = "seq, id, group_id, kind, payload, status, attempts, error, episode_id, created_at, started_at, finished_at"
 
@@ -73,40 +43,14 @@ def mark_done_sql(conn: Any, seq: int, episode_id: str | None) -> None:
         raise JobLostError(f"job #{seq} is no longer running; its write is rolled back")
 
 
-class QueueMaintenance:
-    """Queue operations whose SQL is the same on every backend but for the parameter marker (``PARAM``)."""
+class SQLiteJobQueue(QueueMaintenance):
+    """The job queue of an SQLite store: one worker per database file (``single_worker_lock``)."""
 
-    PARAM = "?"
-
-    def retry_failed(self, group_id: str) -> int:
-        """Failed jobs of the group go back to pending; they keep their place (oldest first)."""
-        with self._tx() as c:  # type: ignore[attr-defined]
-            return c.execute("UPDATE jobs SET status = 'pending', error = NULL, finished_at = NULL, attempts = 0 "
-                             f"WHERE group_id = {self.PARAM} AND status = 'failed'", (group_id,)).rowcount
-
-    def cancel(self, group_id: str | None = None) -> int:
-        """Delete jobs not yet done (pending and failed) of one group, or of every group."""
-        with self._tx() as c:  # type: ignore[attr-defined]
-            if group_id is None:
-                return c.execute("DELETE FROM jobs WHERE status IN ('pending', 'failed')").rowcount
-            return c.execute(f"DELETE FROM jobs WHERE group_id = {self.PARAM} AND status IN ('pending', 'failed')",
-                             (group_id,)).rowcount
-
-    def wait_idle(self, timeout: float, group_id: str | None = None, poll: float = 0.02) -> dict[str, int]:
-        """Block until nothing is pending or running (for scripts and benchmarks); returns the counts."""
-        deadline = time.monotonic() + timeout
-        while True:
-            c = self.counts(group_id)  # type: ignore[attr-defined]
-            if (c["pending"] == 0 and c["running"] == 0) or time.monotonic() > deadline:
-                return c
-            time.sleep(poll)
-
-
-class JobQueue(QueueMaintenance):
     def __init__(self, path: str | Path):
         import sqlean
 
         self.path = Path(path)
+        self.single_worker_lock: Path | None = Path(f"{self.path}.worker.lock")
         self.conn = sqlean.connect(str(self.path), isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA busy_timeout=10000")
         self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -134,6 +78,12 @@ class JobQueue(QueueMaintenance):
                 self.conn.execute("COMMIT")
 
     # ---- producer -------------------------------------------------------------------------------
+    def notify(self, group_id: str = "") -> None:
+        """Nothing to send: the one worker of the file polls, and the API of its process wakes it."""
+
+    def listener(self, on_notify: Callable[[], None]) -> JobListener | None:
+        return None
+
     def enqueue(self, group_id: str, payloads: Sequence[dict[str, Any]], kind: str = "message") -> list[str]:
         """Insert one job per payload, all in one transaction; returns the job ids in queue order."""
         if not payloads:

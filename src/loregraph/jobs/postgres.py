@@ -37,7 +37,7 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
-from loregraph.jobs.queue import FAILED_LIST_LIMIT, Job, JobLostError, QueueMaintenance
+from loregraph.jobs.base import FAILED_LIST_LIMIT, Job, JobListener, JobLostError, QueueMaintenance
 
 GROUP_LOCK_CLASS = 0x4C47  # first key of the two-key advisory locks of loregraph job groups ("LG")
 CANDIDATE_GROUPS = 64  # groups with unfinished jobs looked at per claim, oldest head job first
@@ -62,18 +62,26 @@ def _notify(conn: Any, group_id: str) -> None:
     conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, group_id[:NOTIFY_PAYLOAD_MAX]))
 
 
+def _one(cur: Any) -> tuple[Any, ...]:
+    """The row a statement always returns (an aggregate, RETURNING of a row known to exist)."""
+    row = cur.fetchone()
+    if row is None:  # pragma: no cover - the statements above always return a row
+        raise RuntimeError("the job queue expected a row")
+    return tuple(row)
+
+
 def _job(r: Sequence[Any]) -> Job:
     # started_at keeps microseconds in its ISO form: it is the claim's fencing token (see mark_done_in)
     return Job(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], _iso(r[9]) or "", _iso(r[10]),
                _iso(r[11]))
 
 
-class PgJobQueue(QueueMaintenance):
+class PostgresJobQueue(QueueMaintenance):
     """The job queue of a PostgreSQL store (``url`` as given to ``PostgresStore``)."""
 
     PARAM = "%s"
 
-    path = None  # no file: workers are not limited to one per database
+    single_worker_lock = None  # any number of workers share the queue (each group runs in one at a time)
 
     def __init__(self, url: str, *, max_attempts: int = 3):
         import psycopg
@@ -129,6 +137,10 @@ class PgJobQueue(QueueMaintenance):
             _notify(cur, group_id)  # delivered on commit: idle workers of every process claim at once
         return [r[0] for r in rows]
 
+    def listener(self, on_notify: Callable[[], None]) -> JobListener:
+        """A LISTEN connection that calls ``on_notify`` whenever any process enqueues."""
+        return PgJobListener(self.url, on_notify)
+
     def notify(self, group_id: str = "") -> None:
         """Make listening workers look for jobs now (e.g. a stopping worker hands over the groups it held)."""
         with self._tx() as c:
@@ -149,8 +161,8 @@ class PgJobQueue(QueueMaintenance):
         return {"reset": 0, "failed": 0}
 
     def _try_group(self, group_id: str) -> bool:
-        return bool(self.conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
-                                      (GROUP_LOCK_CLASS, group_id)).fetchone()[0])
+        return bool(_one(self.conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                                           (GROUP_LOCK_CLASS, group_id)))[0])
 
     def _unlock_group(self, group_id: str) -> None:
         self.conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (GROUP_LOCK_CLASS, group_id))
@@ -176,7 +188,7 @@ class PgJobQueue(QueueMaintenance):
                     self._unlock_group(gid)
                     continue
                 self._held[job.seq] = (gid, job.started_at)
-                remaining = self.conn.execute("SELECT COUNT(*) FROM jobs WHERE status = 'pending'").fetchone()[0]
+                remaining = _one(self.conn.execute("SELECT COUNT(*) FROM jobs WHERE status = 'pending'"))[0]
                 return job, remaining
             return None
 
@@ -203,9 +215,9 @@ class PgJobQueue(QueueMaintenance):
                         "UPDATE jobs SET status = 'failed', finished_at = clock_timestamp(), error = %s "
                         "WHERE seq = %s", (f"interrupted {attempts} times; retry it once the cause is fixed", seq))
                     continue
-                row = self.conn.execute(
+                row = _one(self.conn.execute(
                     f"UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = clock_timestamp() "
-                    f"WHERE seq = %s RETURNING {_COLS}", (seq,)).fetchone()
+                    f"WHERE seq = %s RETURNING {_COLS}", (seq,)))
                 return _job(row)
 
     def finished(self, job: Job) -> None:
@@ -317,8 +329,9 @@ class PgJobListener:
     async def _connect(self) -> Any:
         import psycopg
 
-        conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=10,
-                                                     application_name=LISTENER_APP_NAME, **LISTENER_KEEPALIVE)
+        options: dict[str, Any] = {"connect_timeout": 10, "application_name": LISTENER_APP_NAME,
+                                   **LISTENER_KEEPALIVE}
+        conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, **options)
         try:
             await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
         except BaseException:

@@ -1,0 +1,198 @@
+"""Settings → a started service: the ``Memory`` (models loaded and warmed, store schema checked), its job queue
+and worker; and the ``serve`` / ``worker`` processes. Every interface (REST today, MCP and gRPC next) is built on
+a ``Service``; anything wrong at start-up is a ``StartupError`` whose message says what to fix (spec 002)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loregraph.assembly.worker import Worker
+from loregraph.config import Settings, is_loopback, load_settings
+from loregraph.errors import ConfigError, SchemaError, StartupError, StoreError
+from loregraph.extract.base import ExtractionContext
+from loregraph.graph.types import utcnow
+from loregraph.jobs.base import JobQueue
+from loregraph.memory import Memory
+
+log = logging.getLogger("loregraph.service")
+
+
+def open_memory(settings: Settings) -> Memory:
+    """Open the store (migrating it), load and warm the models: a missing model fails here, not on the first job."""
+    try:
+        memory = Memory.open_sync(settings.db, schema=settings.schema_file, extractor=settings.extractor)
+    except (StoreError, SchemaError) as exc:
+        raise StartupError(f"cannot open the store {settings.db}: {exc} (set --db, LOREGRAPH_DB or 'db' in the "
+                           f"config file)") from exc
+    except FileNotFoundError as exc:
+        raise StartupError(f"file not found: {exc.filename} (check schema_file / LOREGRAPH_SCHEMA_FILE)") from exc
+    try:
+        memory.embedder.embed_one("warm up")
+        memory.extractor.extract("Warm up the extractor.",
+                                 ExtractionContext(group_id="warmup", reference_time=utcnow(), role_type="user"))
+    except Exception as exc:
+        close_quietly(memory)
+        raise StartupError(f"cannot load the models: {type(exc).__name__}: {exc}") from exc
+    return memory
+
+
+def close_quietly(memory: Memory) -> None:
+    with contextlib.suppress(Exception):
+        asyncio.run(memory.close())
+
+
+@dataclass
+class Service:
+    """A ready Memory with its durable job queue and worker: what every network interface serves."""
+
+    memory: Memory
+    queue: JobQueue
+    worker: Worker
+    settings: Settings
+    schema_version: int = 0
+
+    @classmethod
+    async def start(cls, settings: Settings, memory: Memory | None = None) -> Service:
+        """Open what is not given, recover the queue and start the worker (unless ``settings.worker`` is off)."""
+        mem = memory if memory is not None else await asyncio.to_thread(open_memory, settings)
+        version = await mem.schema_version()
+        queue = await asyncio.to_thread(mem.store.open_queue, max_attempts=settings.job_max_attempts)
+        worker = Worker(mem, queue, max_attempts=settings.job_max_attempts)
+        if settings.worker:
+            await worker.start()
+        return cls(mem, queue, worker, settings, version)
+
+    @property
+    def worker_state(self) -> str:
+        if self.worker.running:
+            return "started"
+        return "disabled" if not self.settings.worker else "runs in another process"
+
+    async def stop(self) -> None:
+        """The running job finishes (up to ``shutdown_timeout_s``), the rest stays pending for the next start."""
+        await self.worker.stop(self.settings.shutdown_timeout_s)
+        self.queue.close()
+        await self.memory.close()
+        log.info("loregraph stopped")
+
+
+# ---- processes -------------------------------------------------------------------------------------
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def process_settings(config_file: str | Path | None, overrides: dict[str, Any]) -> Settings | None:
+    """Offline model loading, settings and logging for a service process; None (after saying why) on bad settings."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        settings = load_settings(config_file=config_file, **overrides)
+    except ConfigError as exc:
+        say(f"error: {exc}")
+        return None
+    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return settings
+
+
+def listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on such sockets, and without it every response
+    # (headers and body written separately) waits ~40 ms for the client's delayed ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+        return sock
+    except OSError as exc:
+        sock.close()
+        raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (set --host/--port, "
+                           f"LOREGRAPH_HOST/LOREGRAPH_PORT)") from exc
+
+
+AppFactory = Callable[..., Any]
+"""``make_app(settings, memory, url=..., announce=...)`` → an ASGI application serving the Service."""
+
+
+def run_serve(make_app: AppFactory, *, config_file: str | Path | None = None, **overrides: Any) -> int:
+    """Serve ``make_app``'s ASGI application until SIGINT/SIGTERM; returns the process exit code."""
+    settings = process_settings(config_file, overrides)
+    if settings is None:
+        return 1
+    host = settings.host
+    if not settings.auth_enabled:
+        if not is_loopback(host):
+            say(f"warning: no API keys configured, so the service binds to 127.0.0.1 only (not {host}); "
+                f"configure api_keys (LOREGRAPH_API_KEYS) to serve other hosts")
+            host = "127.0.0.1"
+        else:
+            say("warning: no API keys configured: every request is allowed; serving on loopback only")
+    try:
+        sock = listen(host, settings.port)
+        memory = open_memory(settings)
+    except (StartupError, ConfigError) as exc:
+        say(f"error: {exc}")
+        return 1
+    import uvicorn
+
+    bound = sock.getsockname()
+    shown = f"[{bound[0]}]" if sock.family == socket.AF_INET6 else bound[0]
+    app = make_app(settings, memory, url=f"http://{shown}:{bound[1]}", announce=say)
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=max(1, int(settings.shutdown_timeout_s)))
+    server = uvicorn.Server(config)
+    server.run(sockets=[sock])
+    if not server.started:
+        say("error: the service did not start (see the log above)")
+        return 1
+    return 0
+
+
+def run_worker(*, config_file: str | Path | None = None, **overrides: Any) -> int:
+    """Only the job worker, no network interface (PostgreSQL: any number of them share the queue; SQLite: one per
+    database file). Runs until SIGINT/SIGTERM; the running job finishes, the rest stays pending."""
+    settings = process_settings(config_file, overrides)
+    if settings is None:
+        return 1
+    try:
+        memory = open_memory(settings)
+    except (StartupError, ConfigError) as exc:
+        say(f"error: {exc}")
+        return 1
+
+    async def main() -> int:
+        try:
+            service = await Service.start(settings.model_copy(update={"worker": False}), memory)
+        except Exception as exc:
+            say(f"error: cannot open the job queue: {exc}")
+            await memory.close()
+            return 1
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        code = 0
+        if await service.worker.start():
+            say(f"loregraph worker running (pid {os.getpid()})")
+            await stop.wait()
+        else:
+            say("error: another process runs this database's worker (SQLite allows one)")
+            code = 1
+        await service.stop()
+        return code
+
+    return asyncio.run(main())
+
+
+__all__ = ["Service", "close_quietly", "listen", "open_memory", "process_settings", "run_serve", "run_worker", "say"]
