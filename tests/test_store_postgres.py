@@ -211,7 +211,7 @@ def test_memory_on_postgresql_searches_in_parallel_with_the_same_results(pg_db, 
     async def go() -> None:
         m = await Memory.open(pg_db, embedder=embedder)
         try:
-            assert m.searcher._prefetcher is not None and m.store.concurrent_readers > 1
+            assert m.searcher._prefetcher is not None and m.store.capabilities.concurrent_readers > 1
             lines = ["I moved our billing service from Heroku to Fly.io last month.",
                      "Marta leads the payments team and prefers Postgres over MySQL.",
                      "We use Grafana for dashboards and PagerDuty for alerts.",

@@ -182,7 +182,7 @@ class HybridSearch:
         # a store that takes concurrent readers (PostgreSQL's pool) runs the fact and episode retrievals next to
         # the entity stage instead of after it; results are the same
         self._prefetcher = (ThreadPoolExecutor(max_workers=4, thread_name_prefix="loregraph-search")
-                            if int(getattr(store, "concurrent_readers", 1)) > 1 else None)
+                            if store.capabilities.concurrent_readers > 1 else None)
 
     def close(self) -> None:
         if self._prefetcher is not None:
