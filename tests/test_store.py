@@ -106,12 +106,13 @@ def test_schema_violation_writes_nothing(store):
 
 
 def test_ids_of_another_group_cannot_be_overwritten(store):
+    """Ids are per group: writing another group's id creates that group's own record and leaves the first alone."""
     d1 = small_graph("g1", "gamma")
     store.apply(d1, SCHEMA)
-    stolen = d1.entities[0].model_copy(update={"group_id": "g2", "name": "hijack"})
-    with pytest.raises(SchemaViolationError, match="another group"):
-        store.apply(GraphDelta(group_id="g2", entities=[stolen]), SCHEMA)
-    assert store.get_entities("g1", [stolen.id])[0].name == "gamma person"
+    same = d1.entities[0].model_copy(update={"group_id": "g2", "name": "hijack"})
+    store.apply(GraphDelta(group_id="g2", entities=[same]), SCHEMA)
+    assert store.get_entities("g1", [same.id])[0].name == "gamma person"
+    assert store.get_entities("g2", [same.id])[0].name == "hijack"
 
 
 def test_bitemporal_time_filters(store):

@@ -161,7 +161,8 @@ def test_reads_round_trip_every_field(store):
     assert {e.id for e in store.find_entities_by_names("g1", ["roundy", "r. person"])} == {ent.id}
     assert store.entity_types("g1", [e.id for e in d.entities]) == {d.entities[0].id: "person",
                                                                     d.entities[1].id: "tool"}
-    assert store.group_of("fact", f.id) == "g1" and store.group_of("fact", "nope") is None
+    assert store.groups_of("fact", f.id, None) == ["g1"] and store.groups_of("fact", "nope", None) == []
+    assert store.groups_of("fact", f.id, ["g2"]) == [] and store.groups_of("fact", f.id, ["g2", "g1"]) == ["g1"]
     assert store.groups() == ["g1"]
     assert store.facts_of_episodes("g1", [ep.id]) == {ep.id: [f.id]}
     assert store.mentions_of_entities("g1", [ent.id]) == {ent.id: [ep.id]}
@@ -313,3 +314,102 @@ def test_mentions_are_idempotent(store):
     store.apply(GraphDelta(group_id="g1", mentions=[Mention(group_id="g1", episode_id=d.episodes[0].id,
                                                             entity_id=d.entities[0].id)]), SCHEMA)
     assert store.count("g1")["mentions"] == 2
+
+
+# ---- ids are per group (issue 19 item 1) -------------------------------------------------------------------
+def _twin(d: GraphDelta, group: str, old: str, new: str, seed: int) -> GraphDelta:
+    """The same records with the same ids in another group, with other words and vectors."""
+    def swap(text: str) -> str:
+        return text.replace(old, new)
+
+    ents = [e.model_copy(update={"group_id": group, "name": swap(e.name), "embedding": vec(seed + i)})
+            for i, e in enumerate(d.entities)]
+    eps = [e.model_copy(update={"group_id": group, "content": swap(e.content), "embedding": vec(seed + 10)})
+           for e in d.episodes]
+    facts = [f.model_copy(update={"group_id": group, "fact": swap(f.fact), "embedding": vec(seed + 20)})
+             for f in d.facts]
+    mentions = [m.model_copy(update={"group_id": group}) for m in d.mentions]
+    return GraphDelta(group_id=group, episodes=eps, entities=ents, facts=facts, mentions=mentions)
+
+
+def test_two_groups_hold_records_with_the_same_ids_independently(store):
+    g1 = small_graph("g1", "alpha", 1)
+    g2 = _twin(g1, "g2", "alpha", "bravo", 50)
+    a, b = g1.entities
+    f, ep = g1.facts[0], g1.episodes[0]
+    com = Community(id="com-1", group_id="g1", name="c1", member_ids=[a.id])
+    g1.communities = [com]
+    g2.communities = [com.model_copy(update={"group_id": "g2", "name": "c2", "member_ids": [b.id]})]
+    g1.duplicates = [DuplicateLink(group_id="g1", entity_id=b.id, canonical_id=a.id)]
+    store.apply(g1, SCHEMA)
+    store.apply(g2, SCHEMA)  # refused before: "id is already used in another group"
+    for g, word in (("g1", "alpha"), ("g2", "bravo")):
+        assert [e.name for e in store.get_entities(g, [a.id, b.id])] == [f"{word} person", f"{word} tool"]
+        assert store.get_facts(g, [f.id])[0].fact == f"{word} person uses {word} tool"
+        assert store.get_episodes(g, [ep.id])[0].content == f"{word} person uses {word} tool"
+        assert all(x.group_id == g for x in (*store.get_entities(g, [a.id, b.id]), *store.get_facts(g, [f.id]),
+                                            *store.get_episodes(g, [ep.id]), *store.list_facts(g, TimeFilter())))
+        assert [x.id for x in store.find_entities_by_names(g, [f"{word} person"])] == [a.id]
+        assert store.find_entities_by_names(g, ["alpha person" if word == "bravo" else "bravo person"]) == []
+        assert [x.id for x in store.facts_of_entities(g, [a.id], TimeFilter())] == [f.id]
+        assert store.facts_of_episodes(g, [ep.id]) == {ep.id: [f.id]}
+        assert store.mentions_of_entities(g, [a.id]) == {a.id: [ep.id]}
+        assert store.traverse(g, [a.id], 2, TimeFilter()) == {a.id: 0, b.id: 1}
+        assert store.count(g)["entities"] == 2 and store.count(g)["mentions"] == 2
+        for kind in ("entity", "fact", "episode"):
+            hits = store.fulltext(kind, [g], f"{word} person", 10)
+            assert hits and {h.id for h in hits} <= {a.id, b.id, f.id, ep.id}
+            other = "bravo" if word == "alpha" else "alpha"
+            assert store.fulltext(kind, [g], other, 10) == []
+        own = np.asarray((g1 if g == "g1" else g2).facts[0].embedding, dtype=np.float32)
+        assert store.vector("fact", [g], own, 1)[0].score == pytest.approx(1.0, abs=1e-5)
+        assert np.allclose(store.embeddings("fact", g, [f.id])[f.id], own, atol=1e-6)
+    assert store.communities_of("g1", [a.id, b.id]) == ["com-1"] and store.communities_of("g2", [a.id]) == []
+    assert store.count("g1")["duplicates"] == 1 and store.count("g2")["duplicates"] == 0
+    assert store.groups_of("entity", a.id, None) == ["g1", "g2"]
+    assert store.groups_of("entity", a.id, ["g2", "g3"]) == ["g2"]
+    assert store.groups_of("episode", ep.id, ["g3"]) == []
+
+    # writes to one group's record never touch the other's
+    store.apply(GraphDelta(group_id="g2", entities=[g2.entities[0].model_copy(update={"summary": "changed"})]),
+                SCHEMA)
+    assert store.get_entities("g1", [a.id])[0].summary == ""
+    store.apply(GraphDelta(group_id="g2", invalidations=[FactInvalidation(
+        fact_id=f.id, invalid_at=T0 + timedelta(days=1), expired_at=T0 + timedelta(days=1))]), SCHEMA)
+    assert [x.id for x in store.list_facts("g1", TimeFilter())] == [f.id]
+    assert store.list_facts("g2", TimeFilter()) == []
+    assert store.delete_fact("g2", f.id) == 1
+    assert store.get_facts("g1", [f.id])[0].episodes == [ep.id]
+    assert [h.id for h in store.fulltext("fact", ["g1"], "alpha", 10)] == [f.id]
+    assert store.delete_episode("g2", ep.id) == {"episodes": 1, "facts": 0, "entities": 2}
+    assert store.count("g1") == {"episodes": 1, "entities": 2, "facts": 1, "mentions": 2, "duplicates": 1}
+    assert store.mentions_of_entities("g1", [a.id]) == {a.id: [ep.id]}
+    assert store.fulltext("entity", ["g1"], "alpha person", 10)[0].id == a.id
+    q = np.asarray(g1.entities[0].embedding, dtype=np.float32)
+    assert store.vector("entity", ["g1"], q, 1)[0].id == a.id
+    store.apply(g2, SCHEMA)
+    store.delete_group("g2")
+    assert store.count("g1") == {"episodes": 1, "entities": 2, "facts": 1, "mentions": 2, "duplicates": 1}
+    assert store.communities_of("g1", [a.id]) == ["com-1"]
+    assert store.vector("entity", ["g1"], q, 1)[0].id == a.id
+    assert store.delete_episode("g1", ep.id)["entities"] == 2
+
+
+def test_cardinality_counts_only_the_writing_groups_entities(store):
+    """A cardinality rule typed by endpoint joins the fact's own group's entities, not a namesake id elsewhere."""
+    import json
+    from importlib import resources
+
+    from loregraph.schema import Schema
+
+    doc = json.loads(resources.files("loregraph.schema").joinpath("default_schema.json").read_text("utf-8"))
+    doc["cardinality"].append({"edge": "USES", "per": "source", "max_current": 1, "source_type": "person"})
+    schema = Schema.from_dict(doc)
+    g1 = small_graph("g1", "alpha", 1)
+    store.apply(g1, schema)
+    store.apply(_twin(g1, "g2", "alpha", "bravo", 50), schema)
+    assert store.count("g2")["facts"] == 1
+    second = g1.facts[0].model_copy(update={"id": "f2", "group_id": "g2", "target_id": g1.entities[0].id,
+                                            "embedding": None})
+    with pytest.raises(SchemaViolationError, match="cardinality"):
+        store.apply(GraphDelta(group_id="g2", facts=[second]), schema)

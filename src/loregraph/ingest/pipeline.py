@@ -26,6 +26,7 @@ from loregraph.extract.base import (
     Extractor,
     PreviousEpisode,
 )
+from loregraph.graph.names import normalize_name
 from loregraph.graph.types import (
     Community,
     DuplicateLink,
@@ -42,7 +43,6 @@ from loregraph.graph.types import (
 from loregraph.schema import Schema, SchemaViolationError
 from loregraph.search.hybrid import rrf
 from loregraph.store.base import NotFoundError, Store, TimeFilter
-from loregraph.store.sqlite import normalize_name
 
 log = logging.getLogger("loregraph.ingest")
 

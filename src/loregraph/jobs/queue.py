@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from loregraph.store.sqlite import ts
+from loregraph.store.timefmt import ts
 
 JOB_NAMESPACE = uuid.UUID("0b7c5a52-7a0e-4a8e-9a4c-6c6f72656a62")
 FAILED_LIST_LIMIT = 100

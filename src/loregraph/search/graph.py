@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from loregraph.graph.names import normalize_name
 from loregraph.graph.types import Entity, Episode, Fact, validate_group_id
 from loregraph.store.base import NotFoundError, Store, TimeFilter
-from loregraph.store.sqlite import normalize_name
 from loregraph.store.text import terms
 
 Route = Literal["graph", "vector", "combined"]

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
+from loregraph.graph.names import normalize_name
 from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
 from loregraph.schema import Schema, SchemaViolationError, Violation
 from loregraph.store.base import EmbedderMismatchError, SearchKind, StoreError, TimeFilter
@@ -37,11 +38,6 @@ _F_FACT_COLS = ", ".join("f." + c.strip() for c in FACT_COLS.split(","))
 ExtraColumn = tuple[str, str, Any, str | None]
 
 
-def normalize_name(name: str) -> str:
-    """Case-folded, whitespace-collapsed, punctuation-trimmed name used for exact-match resolution."""
-    return re.sub(r"\s+", " ", name.casefold()).strip(" \t\"'.,;:!?()[]{}")
-
-
 def chunks(items: Sequence[Any], n: int) -> Iterator[list[Any]]:
     items = list(items)
     for i in range(0, len(items), n):
@@ -55,7 +51,6 @@ class SQLStore:
     MIGRATIONS_DDL = ("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
                       "name TEXT NOT NULL, applied_at TEXT NOT NULL)")
     CHUNK = 500  # ids per IN list
-    GROUP_COL = "group_id"  # how lookups by id name the group column (SQLite: "+group_id", an index hint)
     SPEAKER_SQL = ""  # condition selecting entities flagged is_speaker
     concurrent_readers = 1  # how many threads may read at once (Memory sizes its read pool by it)
     # Vector indexes that a backend builds as groups grow (PostgreSQL's per-group HNSW): set False during a bulk
@@ -120,8 +115,8 @@ class SQLStore:
     def _create_vector_storage(self, c: Any, dim: int) -> None:
         raise NotImplementedError
 
-    def _delete_rows(self, c: Any, kind: SearchKind, ids: Sequence[str]) -> None:
-        """Delete records of one kind by id, with their index rows."""
+    def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
+        """Delete records of one kind of one group by id, with their index rows."""
         raise NotImplementedError
 
     def _index_columns(self, kind: SearchKind, group_id: str, body: str,
@@ -255,7 +250,6 @@ class SQLStore:
         with self._tx() as c:
             self._group_write_lock(c, gid)
             violations = schema.validate_delta(delta, lambda ids: self.entity_types(gid, ids))
-            violations += self._foreign_ids(c, delta)
             if violations:
                 raise SchemaViolationError(violations)
             for ep in delta.episodes:
@@ -279,16 +273,16 @@ class SQLStore:
                                for d in delta.duplicates])
             for b in delta.blocks:
                 self._run(c, "INSERT INTO blocks (id, group_id, entity_id, parent_id, text, level, created_at, "
-                             "updated_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET "
+                             "updated_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (group_id, id) DO UPDATE SET "
                              "text=excluded.text, level=excluded.level, parent_id=excluded.parent_id, "
                              "updated_at=excluded.updated_at",
                           (b.id, gid, b.entity_id, b.parent_id, b.text, b.level, self._ts(b.created_at),
                            self._ts(b.updated_at)))
             for com in delta.communities:
                 self._run(c, "INSERT INTO communities (id, group_id, name, summary, created_at) VALUES (?,?,?,?,?) "
-                             "ON CONFLICT (id) DO UPDATE SET name=excluded.name, summary=excluded.summary",
+                             "ON CONFLICT (group_id, id) DO UPDATE SET name=excluded.name, summary=excluded.summary",
                           (com.id, gid, com.name, com.summary, self._ts(com.created_at)))
-                self._run(c, "DELETE FROM community_members WHERE community_id = ?", (com.id,))
+                self._run(c, "DELETE FROM community_members WHERE group_id = ? AND community_id = ?", (gid, com.id))
                 self._executemany(c, "INSERT INTO community_members VALUES (?,?,?)",
                                   [(gid, com.id, m) for m in com.member_ids])
             self._check_cardinality(c, delta, schema)
@@ -307,17 +301,6 @@ class SQLStore:
         finally:
             self._apply_hooks.remove(hook)
 
-    def _foreign_ids(self, c: Any, delta: GraphDelta) -> list[Violation]:
-        """Ids in the delta that exist already but belong to another group may not be overwritten."""
-        out: list[Violation] = []
-        for table, records in (("episodes", delta.episodes), ("entities", delta.entities), ("facts", delta.facts)):
-            for chunk in chunks([r.id for r in records], self.CHUNK):
-                cond, params = self._in("id", chunk)
-                for (rid,) in self._all(c, f"SELECT id FROM {table} WHERE {cond} AND group_id <> ?",
-                                        (*params, delta.group_id)):
-                    out.append(Violation(table, "id", "id is already used in another group", rid))
-        return out
-
     def _upsert(self, c: Any, table: str, cols: str, values: Sequence[Any], update: Sequence[str],
                 extra: Sequence[ExtraColumn] = ()) -> int:
         """Insert or update one record by id; returns its seq."""
@@ -325,7 +308,7 @@ class SQLStore:
         marks = ["?"] * (len(names) - len(extra)) + [e[1] for e in extra]
         sets = [f"{u}=excluded.{u}" for u in update] + [e[3] or f"{e[0]}=excluded.{e[0]}" for e in extra]
         sql = (f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(marks)}) "
-               f"ON CONFLICT (id) DO UPDATE SET {', '.join(sets)} RETURNING seq")
+               f"ON CONFLICT (group_id, id) DO UPDATE SET {', '.join(sets)} RETURNING seq")
         return self._one(c, sql, (*values, *(e[2] for e in extra)))[0]
 
     def _upsert_episode(self, c: Any, ep: Episode) -> None:
@@ -350,7 +333,7 @@ class SQLStore:
             ("name", "name_norm", "type", "aliases", "summary", "attributes", "confidence", "mention_count",
              "updated_at", "deleted_at"),
             self._index_columns("entity", ent.group_id, body, ent.embedding))
-        self._run(c, "DELETE FROM entity_names WHERE entity_id = ?", (ent.id,))
+        self._run(c, "DELETE FROM entity_names WHERE group_id = ? AND entity_id = ?", (ent.group_id, ent.id))
         names = sorted({normalize_name(n) for n in [ent.name, *ent.aliases]} - {""})
         self._executemany(c, "INSERT INTO entity_names VALUES (?,?,?) ON CONFLICT DO NOTHING",
                           [(ent.group_id, n, ent.id) for n in names])
@@ -390,9 +373,9 @@ class SQLStore:
                 where = " AND ".join(f"f.{k} = ?" for k in key_cols)
                 joins = ""
                 if rule.source_type:
-                    joins += " JOIN entities s ON s.id = f.source_id"
+                    joins += " JOIN entities s ON s.group_id = f.group_id AND s.id = f.source_id"
                 if rule.target_type:
-                    joins += " JOIN entities t ON t.id = f.target_id"
+                    joins += " JOIN entities t ON t.group_id = f.group_id AND t.id = f.target_id"
                 rows = self._all(
                     c, f"SELECT f.id, {'s.type' if rule.source_type else 'NULL'}, "
                        f"{'t.type' if rule.target_type else 'NULL'} FROM facts f{joins} WHERE f.group_id = ? "
@@ -420,9 +403,10 @@ class SQLStore:
                 row = self._one(c, "SELECT fact_ids FROM episodes WHERE id = ? AND group_id = ?", (eid, group_id))
                 if row is not None:
                     rest = [f for f in self._from_json(row[0]) if f != fact_id]
-                    self._run(c, "UPDATE episodes SET fact_ids = ? WHERE id = ?", (self._json(rest), eid))
+                    self._run(c, "UPDATE episodes SET fact_ids = ? WHERE group_id = ? AND id = ?",
+                              (self._json(rest), group_id, eid))
             self._run(c, "DELETE FROM fact_episodes WHERE group_id = ? AND fact_id = ?", (group_id, fact_id))
-            self._delete_rows(c, "fact", [fact_id])
+            self._delete_rows(c, "fact", group_id, [fact_id])
         return 1
 
     def delete_episode(self, group_id: str, episode_id: str) -> dict[str, int]:
@@ -439,28 +423,33 @@ class SQLStore:
                 c, "SELECT entity_id FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
             mentioned = set(candidates)
             for fid in fact_ids:
-                rest = [r[0] for r in self._all(c, "SELECT episode_id FROM fact_episodes WHERE fact_id = ?", (fid,))]
+                rest = [r[0] for r in self._all(
+                    c, "SELECT episode_id FROM fact_episodes WHERE group_id = ? AND fact_id = ?", (group_id, fid))]
                 if rest:
-                    self._run(c, "UPDATE facts SET episodes = ? WHERE id = ?", (self._json(rest), fid))
+                    self._run(c, "UPDATE facts SET episodes = ? WHERE group_id = ? AND id = ?",
+                              (self._json(rest), group_id, fid))
                     continue
-                ends = self._one(c, "SELECT source_id, target_id FROM facts WHERE id = ?", (fid,))
+                ends = self._one(c, "SELECT source_id, target_id FROM facts WHERE group_id = ? AND id = ?",
+                                 (group_id, fid))
                 candidates += list(ends or ())
-                self._delete_rows(c, "fact", [fid])
+                self._delete_rows(c, "fact", group_id, [fid])
                 counts["facts"] += 1
             self._run(c, "DELETE FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
             for eid in dict.fromkeys(candidates):
-                other = self._one(c, "SELECT 1 FROM mentions WHERE entity_id = ? LIMIT 1", (eid,))
+                other = self._one(c, "SELECT 1 FROM mentions WHERE group_id = ? AND entity_id = ? LIMIT 1",
+                                  (group_id, eid))
                 used = self._one(c, "SELECT 1 FROM facts WHERE group_id = ? AND (source_id = ? OR target_id = ?) "
                                     "LIMIT 1", (group_id, eid, eid))
                 if other is None and used is None:
-                    self._delete_rows(c, "entity", [eid])
-                    self._run(c, "DELETE FROM entity_names WHERE entity_id = ?", (eid,))
-                    self._run(c, "DELETE FROM duplicates WHERE entity_id = ? OR canonical_id = ?", (eid, eid))
+                    self._delete_rows(c, "entity", group_id, [eid])
+                    self._run(c, "DELETE FROM entity_names WHERE group_id = ? AND entity_id = ?", (group_id, eid))
+                    self._run(c, "DELETE FROM duplicates WHERE group_id = ? AND (entity_id = ? OR canonical_id = ?)",
+                              (group_id, eid, eid))
                     counts["entities"] += 1
                 elif eid in mentioned:
                     self._run(c, "UPDATE entities SET mention_count = CASE WHEN mention_count > 1 "
-                                 "THEN mention_count - 1 ELSE 1 END WHERE id = ?", (eid,))
-            self._delete_rows(c, "episode", [episode_id])
+                                 "THEN mention_count - 1 ELSE 1 END WHERE group_id = ? AND id = ?", (group_id, eid))
+            self._delete_rows(c, "episode", group_id, [episode_id])
             counts["episodes"] = 1
         return counts
 
@@ -499,7 +488,7 @@ class SQLStore:
         with self._read() as c:
             for chunk in chunks(wanted, self.CHUNK):
                 cond, params = self._in("id", chunk)
-                for r in self._all(c, f"SELECT {cols} FROM {table} WHERE {self.GROUP_COL} = ? AND {cond}{extra}",
+                for r in self._all(c, f"SELECT {cols} FROM {table} WHERE group_id = ? AND {cond}{extra}",
                                    (group_id, *params)):
                     out[r[0]] = conv(r)
         return [out[i] for i in wanted if i in out]
@@ -517,10 +506,19 @@ class SQLStore:
     def entity_types(self, group_id: str, ids: Iterable[str]) -> dict[str, str]:
         return dict(self._by_ids("entities", "id, type", group_id, list(ids), tuple, " AND deleted_at IS NULL"))
 
-    def group_of(self, kind: SearchKind, record_id: str) -> str | None:
-        """The group an episode, entity or fact belongs to (for routes that name a record only by id)."""
-        rows = self._fetch(f"SELECT group_id FROM {TABLE[kind]} WHERE id = ?", (record_id,))
-        return rows[0][0] if rows else None
+    def groups_of(self, kind: SearchKind, record_id: str, within: Sequence[str] | None) -> list[str]:
+        """The groups among ``within`` (every group if None: an admin caller) holding an episode, entity or fact
+        with this id, sorted (for routes that name a record only by id). Ids are per group: several may."""
+        if within is not None:
+            groups = list(dict.fromkeys(within))
+            if not groups:
+                return []
+            cond, params = self._in("group_id", groups)
+            rows = self._fetch(f"SELECT group_id FROM {TABLE[kind]} WHERE {cond} AND id = ? ORDER BY group_id",
+                               (*params, record_id))
+        else:
+            rows = self._fetch(f"SELECT group_id FROM {TABLE[kind]} WHERE id = ? ORDER BY group_id", (record_id,))
+        return [r[0] for r in rows]
 
     def recent_episodes(self, group_id: str, *, before: datetime | None, source: str | None,
                         limit: int) -> list[Episode]:
@@ -631,7 +629,8 @@ class SQLStore:
     def mentions_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for eid, epid in self._pairs("SELECT m.entity_id, m.episode_id FROM mentions m JOIN episodes e ON "
-                                     "e.id = m.episode_id WHERE m.group_id = ? AND {cond} ORDER BY e.valid_at",
+                                     "e.group_id = m.group_id AND e.id = m.episode_id WHERE m.group_id = ? AND {cond} "
+                                     "ORDER BY e.valid_at",
                                      group_id, "m.entity_id", entity_ids):
             out.setdefault(eid, []).append(epid)
         return out
@@ -686,4 +685,4 @@ class SQLStore:
             "SELECT group_id FROM episodes UNION SELECT group_id FROM entities ORDER BY 1")]
 
 
-__all__ = ["ENT_COLS", "EP_COLS", "FACT_COLS", "TABLE", "SQLStore", "chunks", "normalize_name"]
+__all__ = ["ENT_COLS", "EP_COLS", "FACT_COLS", "TABLE", "SQLStore", "chunks"]

@@ -13,33 +13,19 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from loregraph.store.base import Hit, SearchKind, StoreError, TimeFilter
-from loregraph.store.sql import TABLE, SQLStore, chunks, normalize_name
+from loregraph.store.sql import TABLE, SQLStore, chunks
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
+from loregraph.store.timefmt import parse_ts, ts
 from loregraph.store.vectors import GroupVectors
 
 log = logging.getLogger("loregraph.store")
-
-
-def ts(value: datetime | None) -> str | None:
-    """Fixed-width ISO-8601 UTC text: lexical order equals time order."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_ts(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    return datetime.fromisoformat(value)
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -50,7 +36,6 @@ class SQLiteStore(SQLStore):
     """The embedded store. Not thread-safe by itself: use it from one thread (Memory does)."""
 
     MIGRATIONS_PACKAGE = "loregraph.store.migrations.sqlite"
-    GROUP_COL = "+group_id"  # filter by group without letting the planner pick the group index over id
     SPEAKER_SQL = "json_extract(attributes, '$.is_speaker') = 1"
     EXACT_KNN_MAX = 5000  # above this, a group's vectors are searched in memory (Hamming + rescoring)
     VECTOR_CACHE_GROUPS = 4
@@ -180,26 +165,24 @@ class SQLiteStore(SQLStore):
         self._vec_counts.pop((kind, group_id), None)
         self._touched_vectors.add((kind, group_id))
 
-    def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str | None = None) -> None:
+    def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str) -> None:
         if self._dim is None or not seqs:
             return
-        if group_id is not None:
-            self._touched_vectors.add((kind, group_id))
-        else:  # unknown group: every cached group of this kind reloads
-            self._touched_vectors |= {k for k in self._vector_cache if k[0] == kind}
+        self._touched_vectors.add((kind, group_id))
         marks = _marks(seqs)
         self.conn.execute(f"DELETE FROM {kind}_vec WHERE rowid IN ({marks})", list(seqs))
         self.conn.execute(f"DELETE FROM {kind}_emb WHERE seq IN ({marks})", list(seqs))
 
-    def _delete_rows(self, c: Any, kind: SearchKind, ids: Sequence[str]) -> None:
+    def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
         table = TABLE[kind]
         self._df_cache.clear()
         for chunk in chunks(ids, self.CHUNK):
-            seqs = [r[0] for r in c.execute(f"SELECT seq FROM {table} WHERE id IN ({_marks(chunk)})", chunk)]
+            seqs = [r[0] for r in c.execute(f"SELECT seq FROM {table} WHERE group_id = ? AND id IN ({_marks(chunk)})",
+                                            (group_id, *chunk))]
             if not seqs:
                 continue
             c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(seqs)})", seqs)
-            self._vec_delete(kind, seqs)
+            self._vec_delete(kind, seqs, group_id)
             c.execute(f"DELETE FROM {table} WHERE seq IN ({_marks(seqs)})", seqs)
 
     def delete_group(self, group_id: str) -> dict[str, int]:
@@ -371,4 +354,4 @@ def _split_sql(sql: str) -> list[str]:
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
-__all__ = ["SQLiteStore", "normalize_name", "parse_ts", "ts"]
+__all__ = ["SQLiteStore"]
