@@ -139,7 +139,7 @@ def test_a_key_for_alpha_can_neither_read_nor_write_beta(server, a, beta):
     for method, path, body in every_route(beta):
         r = a.request(method, path, json=body)
         expected = {404, 422} if path.startswith(("/entity-edge", "/episode/", "/groups/alpha")) else {403}
-        if path == "/entity-node" and body["group_id"] == "alpha" or path.startswith("/groups/alpha/entities/"):
+        if (path == "/entity-node" and body["group_id"] == "alpha") or path.startswith("/groups/alpha/entities/"):
             # ids are per group: alpha creates (then reads) its own entity under that uuid; beta's is untouched
             expected = {201, 200}
             assert r.json()["name"] == "Hijacked" and r.json()["group_id"] == "alpha"

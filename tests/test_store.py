@@ -83,13 +83,11 @@ def test_open_store_urls(tmp_path):
 def test_failure_injected_mid_write_leaves_nothing(store):
     delta = small_graph("g1", "alpha")
 
-    def boom() -> None:
+    def boom(conn: object) -> None:  # runs inside the write transaction, after every row is written
         raise RuntimeError("disk on fire")
 
-    store.fail_before_commit = boom
-    with pytest.raises(RuntimeError, match="disk on fire"):
+    with store.apply_hook(boom), pytest.raises(RuntimeError, match="disk on fire"):
         store.apply(delta, SCHEMA)
-    store.fail_before_commit = None
     assert store.count("g1") == {"episodes": 0, "entities": 0, "facts": 0, "mentions": 0, "duplicates": 0}
     assert store.fulltext("fact", ["g1"], "alpha", 10) == []
     assert store.vector("fact", ["g1"], np.asarray(vec(3), dtype=np.float32), 10) == []

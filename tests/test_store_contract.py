@@ -187,7 +187,7 @@ def test_graph_lookups(store):
     assert store.neighbours_among(g, ents[0].id, [ents[1].id, ents[2].id, ents[3].id], TimeFilter()) == {
         ents[1].id, ents[2].id}
     assert store.communities_of(g, [ents[0].id, ents[3].id]) == [com.id]
-    assert store.duplicates_of(g) == [(ents[3].id, ents[2].id)]
+    assert store.count(g)["duplicates"] == 1
     assert [e.id for e in store.list_entities(g)] == [e.id for e in ents]
     assert store.list_entities(g, entity_type="person") == []
 
@@ -413,3 +413,38 @@ def test_cardinality_counts_only_the_writing_groups_entities(store):
                                             "embedding": None})
     with pytest.raises(SchemaViolationError, match="cardinality"):
         store.apply(GraphDelta(group_id="g2", facts=[second]), schema)
+
+
+# ---- review defects (issue 11) ------------------------------------------------------------------------------
+def test_term_and_row_counts_follow_writes(store):
+    """Full text drops terms in more than a share of a group's rows; the counts it uses (cached on SQLite) must
+    follow every write, not only deletes and rollbacks."""
+    store.COMMON_TERM_MIN_DOCS = 1  # the ceiling becomes max(1, 5% of the group's rows)
+    common = [Entity(group_id="g1", name=f"common filler{i}", type="entity") for i in range(9)]
+    rare = Entity(group_id="g1", name="rare item", type="entity")
+    store.apply(GraphDelta(group_id="g1", entities=[*common, rare]), SCHEMA)
+    # 10 rows, ceiling 1: "common" (9 rows) is dropped, "rare" (1 row) searched
+    assert [h.id for h in store.fulltext("entity", ["g1"], "common rare", 50)] == [rare.id]
+    more = [Entity(group_id="g1", name=f"rare stuff{i}", type="entity") for i in range(30)]
+    store.apply(GraphDelta(group_id="g1", entities=more), SCHEMA)
+    # 40 rows, ceiling 2: both terms are common now, so the rarer one ("common", 9 rows) is searched
+    assert {h.id for h in store.fulltext("entity", ["g1"], "common rare", 50)} == {e.id for e in common}
+    store.delete_group("g1")
+    store.apply(GraphDelta(group_id="g1", entities=[rare]), SCHEMA)
+    assert [h.id for h in store.fulltext("entity", ["g1"], "rare item", 50)] == [rare.id]
+
+
+def test_facts_of_more_than_500_entities_are_all_found(store):
+    hub = Entity(group_id="g1", name="hub", type="entity")
+    ents = [Entity(group_id="g1", name=f"n{i}", type="entity") for i in range(620)]
+    facts = [Fact(group_id="g1", source_id=e.id, target_id=hub.id, type="RELATED_TO", fact=f"{i}-hub")
+             for i, e in enumerate(ents)]
+    # a fact between two listed entities whose ids fall in different chunks is returned once
+    facts.append(Fact(group_id="g1", source_id=ents[0].id, target_id=ents[610].id, type="RELATED_TO", fact="x"))
+    store.apply(GraphDelta(group_id="g1", entities=[hub, *ents], facts=facts), SCHEMA)
+    ids = [e.id for e in ents]
+    got = store.facts_of_entities("g1", ids, TimeFilter(), limit=5000)
+    assert [f.id for f in got] == [f.id for f in facts]
+    newest = store.facts_of_entities("g1", ids, TimeFilter(), limit=3, newest_first=True)
+    assert [f.id for f in newest] == [f.id for f in facts[::-1][:3]]
+    assert len(store.fact_edges("g1", ids, TimeFilter(), 5000)) == len(facts)

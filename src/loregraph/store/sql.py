@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -36,6 +37,17 @@ _F_FACT_COLS = ", ".join("f." + c.strip() for c in FACT_COLS.split(","))
 
 # (column, placeholder, value, SET clause on conflict or None for "column=excluded.column")
 ExtraColumn = tuple[str, str, Any, str | None]
+
+
+@lru_cache(maxsize=64)
+def column_names(cols: str) -> tuple[str, ...]:
+    """The names of a column list ("f.id, f.group_id" -> ("id", "group_id"))."""
+    return tuple(c.strip().rsplit(".", 1)[-1] for c in cols.split(","))
+
+
+def _named(cols: str, row: Sequence[Any]) -> dict[str, Any]:
+    """A row selected with the column list ``cols``, by column name (extra trailing columns are ignored)."""
+    return dict(zip(column_names(cols), row, strict=False))
 
 
 def chunks(items: Sequence[Any], n: int) -> Iterator[list[Any]]:
@@ -62,7 +74,6 @@ class SQLStore:
     url: str
     label: str  # how messages name the database (a path, or a URL without its password)
     _dim: str | None
-    fail_before_commit: Callable[[], None] | None
     _apply_hooks: list[Callable[[Any], None]]
 
     # ---- dialect hooks --------------------------------------------------------------------------
@@ -167,7 +178,6 @@ class SQLStore:
 
     # ---- lifecycle ------------------------------------------------------------------------------
     def _init_common(self) -> None:
-        self.fail_before_commit = None  # test hook: inject a mid-write failure
         self._apply_hooks = []  # see apply_hook
         self._migrate()
         self._dim = self._meta("embedding_dim")
@@ -238,11 +248,6 @@ class SQLStore:
         self._dim = str(dim)
         return True
 
-    @property
-    def embedding_model(self) -> tuple[str | None, int | None]:
-        d = self._meta("embedding_dim")
-        return self._meta("embedding_model"), int(d) if d else None
-
     # ---- writes ---------------------------------------------------------------------------------
     def apply(self, delta: GraphDelta, schema: Schema) -> None:
         """Validate and write ``delta`` in one transaction; on any error nothing is written."""
@@ -286,8 +291,6 @@ class SQLStore:
                 self._executemany(c, "INSERT INTO community_members VALUES (?,?,?)",
                                   [(gid, com.id, m) for m in com.member_ids])
             self._check_cardinality(c, delta, schema)
-            if self.fail_before_commit is not None:
-                self.fail_before_commit()
             for hook in list(self._apply_hooks):
                 hook(c)
 
@@ -301,55 +304,61 @@ class SQLStore:
         finally:
             self._apply_hooks.remove(hook)
 
-    def _upsert(self, c: Any, table: str, cols: str, values: Sequence[Any], update: Sequence[str],
+    def _upsert(self, c: Any, table: str, values: dict[str, Any], update: Sequence[str],
                 extra: Sequence[ExtraColumn] = ()) -> int:
-        """Insert or update one record by id; returns its seq."""
-        names = [x.strip() for x in cols.split(",")] + [e[0] for e in extra]
-        marks = ["?"] * (len(names) - len(extra)) + [e[1] for e in extra]
+        """Insert or update one record by (group_id, id); ``values`` by column name. Returns its seq."""
+        names = [*values, *(e[0] for e in extra)]
+        marks = ["?"] * len(values) + [e[1] for e in extra]
         sets = [f"{u}=excluded.{u}" for u in update] + [e[3] or f"{e[0]}=excluded.{e[0]}" for e in extra]
         sql = (f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(marks)}) "
                f"ON CONFLICT (group_id, id) DO UPDATE SET {', '.join(sets)} RETURNING seq")
-        return self._one(c, sql, (*values, *(e[2] for e in extra)))[0]
+        return self._one(c, sql, (*values.values(), *(e[2] for e in extra)))[0]
 
     def _upsert_episode(self, c: Any, ep: Episode) -> None:
         body = f"{ep.name} {ep.content}"
         seq = self._upsert(
-            c, "episodes", EP_COLS,
-            (ep.id, ep.group_id, ep.name, ep.content, ep.source, ep.source_description, ep.role, ep.role_type,
-             ep.conversation_id, self._ts(ep.valid_at), self._ts(ep.created_at), self._json(ep.fact_ids),
-             self._json(ep.entity_ids)),
+            c, "episodes",
+            {"id": ep.id, "group_id": ep.group_id, "name": ep.name, "content": ep.content, "source": ep.source,
+             "source_description": ep.source_description, "role": ep.role, "role_type": ep.role_type,
+             "conversation_id": ep.conversation_id, "valid_at": self._ts(ep.valid_at),
+             "created_at": self._ts(ep.created_at), "fact_ids": self._json(ep.fact_ids),
+             "entity_ids": self._json(ep.entity_ids)},
             ("name", "content", "source_description", "fact_ids", "entity_ids"),
             self._index_columns("episode", ep.group_id, body, ep.embedding))
         self._index_record(c, "episode", seq, ep.group_id, body, ep.embedding)
 
     def _upsert_entity(self, c: Any, ent: Entity) -> None:
         body = " ".join([ent.name, *ent.aliases, ent.summary])
-        cols = ENT_COLS.replace("name, type", "name, name_norm, type")
         seq = self._upsert(
-            c, "entities", cols,
-            (ent.id, ent.group_id, ent.name, normalize_name(ent.name), ent.type, self._json(ent.aliases),
-             ent.summary, self._json(ent.attributes), ent.confidence, ent.mention_count, ent.source_episode_id,
-             self._ts(ent.created_at), self._ts(ent.updated_at), self._ts(ent.deleted_at), ent.conversation_id),
+            c, "entities",
+            {"id": ent.id, "group_id": ent.group_id, "name": ent.name, "name_norm": normalize_name(ent.name),
+             "type": ent.type, "aliases": self._json(ent.aliases), "summary": ent.summary,
+             "attributes": self._json(ent.attributes), "confidence": ent.confidence,
+             "mention_count": ent.mention_count, "source_episode_id": ent.source_episode_id,
+             "created_at": self._ts(ent.created_at), "updated_at": self._ts(ent.updated_at),
+             "deleted_at": self._ts(ent.deleted_at), "conversation_id": ent.conversation_id},
             ("name", "name_norm", "type", "aliases", "summary", "attributes", "confidence", "mention_count",
              "updated_at", "deleted_at"),
             self._index_columns("entity", ent.group_id, body, ent.embedding))
         self._run(c, "DELETE FROM entity_names WHERE group_id = ? AND entity_id = ?", (ent.group_id, ent.id))
         names = sorted({normalize_name(n) for n in [ent.name, *ent.aliases]} - {""})
-        self._executemany(c, "INSERT INTO entity_names VALUES (?,?,?) ON CONFLICT DO NOTHING",
-                          [(ent.group_id, n, ent.id) for n in names])
+        self._executemany(c, "INSERT INTO entity_names (group_id, name_norm, entity_id) VALUES (?,?,?) "
+                             "ON CONFLICT DO NOTHING", [(ent.group_id, n, ent.id) for n in names])
         self._index_record(c, "entity", seq, ent.group_id, body, ent.embedding)
 
     def _upsert_fact(self, c: Any, f: Fact) -> None:
         seq = self._upsert(
-            c, "facts", FACT_COLS,
-            (f.id, f.group_id, f.source_id, f.target_id, f.type, f.fact, self._json(f.attributes), f.confidence,
-             self._json(f.episodes), self._ts(f.valid_at), self._ts(f.invalid_at), self._ts(f.created_at),
-             self._ts(f.expired_at), f.conversation_id),
+            c, "facts",
+            {"id": f.id, "group_id": f.group_id, "source_id": f.source_id, "target_id": f.target_id,
+             "type": f.type, "fact": f.fact, "attributes": self._json(f.attributes), "confidence": f.confidence,
+             "episodes": self._json(f.episodes), "valid_at": self._ts(f.valid_at),
+             "invalid_at": self._ts(f.invalid_at), "created_at": self._ts(f.created_at),
+             "expired_at": self._ts(f.expired_at), "conversation_id": f.conversation_id},
             ("fact", "attributes", "confidence", "episodes", "valid_at", "invalid_at", "expired_at", "type",
              "source_id", "target_id"),
             self._index_columns("fact", f.group_id, f.fact, f.embedding))
-        self._executemany(c, "INSERT INTO fact_episodes VALUES (?,?,?) ON CONFLICT DO NOTHING",
-                          [(f.group_id, f.id, e) for e in dict.fromkeys(f.episodes)])
+        self._executemany(c, "INSERT INTO fact_episodes (group_id, fact_id, episode_id) VALUES (?,?,?) "
+                             "ON CONFLICT DO NOTHING", [(f.group_id, f.id, e) for e in dict.fromkeys(f.episodes)])
         self._index_record(c, "fact", seq, f.group_id, f.fact, f.embedding)
 
     def _check_cardinality(self, c: Any, delta: GraphDelta, schema: Schema) -> None:
@@ -459,26 +468,34 @@ class SQLStore:
 
     # ---- reads ----------------------------------------------------------------------------------
     def _episode(self, r: Sequence[Any]) -> Episode:
+        d = _named(EP_COLS, r)
         return Episode.model_construct(
-            id=r[0], group_id=r[1], name=r[2], content=r[3], source=r[4], source_description=r[5], role=r[6],
-            role_type=r[7], conversation_id=r[8], valid_at=self._from_ts(r[9]), created_at=self._from_ts(r[10]),
-            fact_ids=list(self._from_json(r[11])), entity_ids=list(self._from_json(r[12])), embedding=None,
+            id=d["id"], group_id=d["group_id"], name=d["name"], content=d["content"], source=d["source"],
+            source_description=d["source_description"], role=d["role"], role_type=d["role_type"],
+            conversation_id=d["conversation_id"], valid_at=self._from_ts(d["valid_at"]),
+            created_at=self._from_ts(d["created_at"]), fact_ids=list(self._from_json(d["fact_ids"])),
+            entity_ids=list(self._from_json(d["entity_ids"])), embedding=None,
         )
 
     def _entity(self, r: Sequence[Any]) -> Entity:
+        d = _named(ENT_COLS, r)
         return Entity.model_construct(
-            id=r[0], group_id=r[1], name=r[2], type=r[3], aliases=list(self._from_json(r[4])), summary=r[5],
-            attributes=dict(self._from_json(r[6])), confidence=r[7], mention_count=r[8], source_episode_id=r[9],
-            created_at=self._from_ts(r[10]), updated_at=self._from_ts(r[11]), deleted_at=self._from_ts(r[12]),
-            embedding=None, conversation_id=r[13],
+            id=d["id"], group_id=d["group_id"], name=d["name"], type=d["type"],
+            aliases=list(self._from_json(d["aliases"])), summary=d["summary"],
+            attributes=dict(self._from_json(d["attributes"])), confidence=d["confidence"],
+            mention_count=d["mention_count"], source_episode_id=d["source_episode_id"],
+            created_at=self._from_ts(d["created_at"]), updated_at=self._from_ts(d["updated_at"]),
+            deleted_at=self._from_ts(d["deleted_at"]), embedding=None, conversation_id=d["conversation_id"],
         )
 
     def _fact(self, r: Sequence[Any]) -> Fact:
+        d = _named(FACT_COLS, r)
         return Fact.model_construct(
-            id=r[0], group_id=r[1], source_id=r[2], target_id=r[3], type=r[4], fact=r[5],
-            attributes=dict(self._from_json(r[6])), confidence=r[7], episodes=list(self._from_json(r[8])),
-            valid_at=self._from_ts(r[9]), invalid_at=self._from_ts(r[10]), created_at=self._from_ts(r[11]),
-            expired_at=self._from_ts(r[12]), embedding=None, conversation_id=r[13],
+            id=d["id"], group_id=d["group_id"], source_id=d["source_id"], target_id=d["target_id"], type=d["type"],
+            fact=d["fact"], attributes=dict(self._from_json(d["attributes"])), confidence=d["confidence"],
+            episodes=list(self._from_json(d["episodes"])), valid_at=self._from_ts(d["valid_at"]),
+            invalid_at=self._from_ts(d["invalid_at"]), created_at=self._from_ts(d["created_at"]),
+            expired_at=self._from_ts(d["expired_at"]), embedding=None, conversation_id=d["conversation_id"],
         )
 
     def _by_ids(self, table: str, cols: str, group_id: str, ids: Sequence[str], conv: Callable[[Any], Any],
@@ -496,9 +513,8 @@ class SQLStore:
     def get_episodes(self, group_id: str, ids: Sequence[str]) -> list[Episode]:
         return self._by_ids("episodes", EP_COLS, group_id, ids, self._episode)
 
-    def get_entities(self, group_id: str, ids: Sequence[str], include_deleted: bool = False) -> list[Entity]:
-        extra = "" if include_deleted else " AND deleted_at IS NULL"
-        return self._by_ids("entities", ENT_COLS, group_id, ids, self._entity, extra)
+    def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
+        return self._by_ids("entities", ENT_COLS, group_id, ids, self._entity, " AND deleted_at IS NULL")
 
     def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
         return self._by_ids("facts", FACT_COLS, group_id, ids, self._fact)
@@ -570,22 +586,29 @@ class SQLStore:
 
     def _touching(self, cols: str, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                   types: Sequence[str] | None, limit: int, newest_first: bool) -> list[Any]:
-        """Rows of facts touching any of ``entity_ids`` (either end) valid under ``time``, by seq."""
+        """Rows of facts touching any of ``entity_ids`` (either end) valid under ``time``, by seq (the last
+        column of each row). Ids go in chunks; each chunk's first ``limit`` rows are merged and cut again."""
         tsql, tparams = self._time_sql("f", time)
-        ids = list(dict.fromkeys(entity_ids))[:500]
-        tfilter, typ = "", []
+        tfilter = ""
+        typ: list[Any] = []
         if types:
             tfilter, typ = self._in("f.type", list(types))
             tfilter = " AND " + tfilter
-        src, src_p = self._in("f.source_id", ids)
-        tgt, tgt_p = self._in("f.target_id", ids)
-        not_src, not_src_p = self._not_in("f.source_id", ids)
-        # two index-backed halves; an OR over source/target would scan the whole group
-        sql = (f"SELECT * FROM (SELECT {cols}, f.seq AS seq_ FROM facts f WHERE f.group_id = ? AND {src} "
-               f"AND {tsql}{tfilter} UNION ALL SELECT {cols}, f.seq FROM facts f WHERE f.group_id = ? AND {tgt} "
-               f"AND {not_src} AND {tsql}{tfilter}) u ORDER BY seq_ {'DESC' if newest_first else ''} LIMIT ?")
-        return self._fetch(sql, (group_id, *src_p, *tparams, *typ, group_id, *tgt_p, *not_src_p, *tparams, *typ,
-                                 limit))
+        by_seq: dict[int, Any] = {}
+        with self._read() as c:
+            for ids in chunks(list(dict.fromkeys(entity_ids)), self.CHUNK):
+                src, src_p = self._in("f.source_id", ids)
+                tgt, tgt_p = self._in("f.target_id", ids)
+                not_src, not_src_p = self._not_in("f.source_id", ids)
+                # two index-backed halves; an OR over source/target would scan the whole group
+                sql = (f"SELECT * FROM (SELECT {cols}, f.seq AS seq_ FROM facts f WHERE f.group_id = ? AND {src} "
+                       f"AND {tsql}{tfilter} UNION ALL SELECT {cols}, f.seq FROM facts f WHERE f.group_id = ? "
+                       f"AND {tgt} AND {not_src} AND {tsql}{tfilter}) u "
+                       f"ORDER BY seq_ {'DESC' if newest_first else ''} LIMIT ?")
+                for r in self._all(c, sql, (group_id, *src_p, *tparams, *typ, group_id, *tgt_p, *not_src_p,
+                                            *tparams, *typ, limit)):
+                    by_seq[r[-1]] = r  # a fact with its ends in two chunks comes twice: once is kept
+        return [by_seq[k] for k in sorted(by_seq, reverse=newest_first)][:limit]
 
     def facts_of_entities(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                           types: Sequence[str] | None = None, limit: int = 1000,
@@ -639,10 +662,6 @@ class SQLStore:
         rows = self._pairs("SELECT community_id, entity_id FROM community_members WHERE group_id = ? AND {cond}",
                            group_id, "entity_id", entity_ids)
         return list(dict.fromkeys(r[0] for r in rows))
-
-    def duplicates_of(self, group_id: str) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in self._fetch(
-            "SELECT entity_id, canonical_id FROM duplicates WHERE group_id = ?", (group_id,))]
 
     def neighbours_among(self, group_id: str, center: str, candidates: Sequence[str],
                          time: TimeFilter) -> set[str]:

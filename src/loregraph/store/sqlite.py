@@ -40,15 +40,13 @@ class SQLiteStore(SQLStore):
     EXACT_KNN_MAX = 5000  # above this, a group's vectors are searched in memory (Hamming + rescoring)
     VECTOR_CACHE_GROUPS = 4
 
-    def __init__(self, path: str | Path, *, create: bool = True):
+    def __init__(self, path: str | Path):
         import sqlean
         import sqlite_vec
 
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self.label = str(self.path)
-        if not create and not self.path.exists():
-            raise StoreError(f"database file not found: {self.path}")
         if self.path.parent and not self.path.parent.exists():
             raise StoreError(f"directory does not exist for database file: {self.path.parent}")
         try:
@@ -66,7 +64,10 @@ class SQLiteStore(SQLStore):
         c.execute("PRAGMA temp_store=MEMORY")
         c.execute("PRAGMA cache_size=-65536")
         c.execute("PRAGMA mmap_size=1073741824")
-        self._vec_counts: dict[tuple[str, str], int] = {}
+        # per-group counts, dropped when the group's rows change: rows of a table (table, group) for the
+        # common-term ceiling of full text, and stored vectors of a kind (kind, group) for the kNN path
+        self._row_counts: dict[tuple[str, str], int] = {}
+        self._vector_counts: dict[tuple[str, str], int] = {}
         # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change.
         # Another process's writes are not seen here: a stale count only changes which common terms a query drops.
         self._df_cache: dict[tuple[str, str], dict[str, int]] = {}
@@ -125,7 +126,8 @@ class SQLiteStore(SQLStore):
                     "DO UPDATE SET gen = gen + 1", sorted(self._touched_vectors))
             except BaseException:
                 self.conn.execute("ROLLBACK")
-                self._vec_counts.clear()
+                self._row_counts.clear()
+                self._vector_counts.clear()
                 self._df_cache.clear()
                 raise
             else:
@@ -143,12 +145,18 @@ class SQLiteStore(SQLStore):
     # ---- index rows -----------------------------------------------------------------------------
     def _index_record(self, c: Any, kind: SearchKind, seq: int, group_id: str, body: str,
                       embedding: list[float] | None) -> None:
-        table = f"{TABLE[kind]}_fts"
-        c.execute(f"DELETE FROM {table} WHERE rowid = ?", (seq,))
-        c.execute(f"INSERT INTO {table}(rowid, body) VALUES (?,?)", (seq, index_body(group_id, body)))
-        self._vec_counts.pop((table, group_id), None)
-        self._df_cache.pop((table, group_token(group_id)), None)
+        fts = f"{TABLE[kind]}_fts"
+        c.execute(f"DELETE FROM {fts} WHERE rowid = ?", (seq,))
+        c.execute(f"INSERT INTO {fts}(rowid, body) VALUES (?,?)", (seq, index_body(group_id, body)))
+        self._forget_counts(kind, group_id)
         self._vec_upsert(kind, seq, group_id, embedding)
+
+    def _forget_counts(self, kind: str, group_id: str) -> None:
+        """Drop the cached counts of a group's records of one kind (their rows changed)."""
+        table = TABLE[kind]
+        self._row_counts.pop((table, group_id), None)
+        self._df_cache.pop((table, group_token(group_id)), None)
+        self._vector_counts.pop((kind, group_id), None)
 
     def _vec_upsert(self, kind: str, seq: int, group_id: str, embedding: list[float] | None) -> None:
         if embedding is None:
@@ -162,7 +170,7 @@ class SQLiteStore(SQLStore):
         self._vec_delete(kind, [seq], group_id)
         self.conn.execute(f"INSERT INTO {kind}_vec(rowid, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
         self.conn.execute(f"INSERT INTO {kind}_emb(seq, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
-        self._vec_counts.pop((kind, group_id), None)
+        self._vector_counts.pop((kind, group_id), None)
         self._touched_vectors.add((kind, group_id))
 
     def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str) -> None:
@@ -175,7 +183,7 @@ class SQLiteStore(SQLStore):
 
     def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
         table = TABLE[kind]
-        self._df_cache.clear()
+        self._forget_counts(kind, group_id)
         for chunk in chunks(ids, self.CHUNK):
             seqs = [r[0] for r in c.execute(f"SELECT seq FROM {table} WHERE group_id = ? AND id IN ({_marks(chunk)})",
                                             (group_id, *chunk))]
@@ -195,8 +203,8 @@ class SQLiteStore(SQLStore):
                     c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(chunk)})", chunk)
                     self._vec_delete(kind, chunk, group_id)
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
-            self._vec_counts = {k: v for k, v in self._vec_counts.items() if k[1] != group_id}
-            self._df_cache.clear()
+            for kind in TABLE:
+                self._forget_counts(kind, group_id)
             for table in self.GROUP_SIDE_TABLES:
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
         return counts
@@ -256,10 +264,10 @@ class SQLiteStore(SQLStore):
 
     def _row_count(self, table: str, group_id: str) -> int:
         key = (table, group_id)
-        if key not in self._vec_counts:
-            self._vec_counts[key] = self.conn.execute(
+        if key not in self._row_counts:
+            self._row_counts[key] = self.conn.execute(
                 f"SELECT COUNT(*) FROM {table} WHERE group_id = ?", (group_id,)).fetchone()[0]
-        return self._vec_counts[key]
+        return self._row_counts[key]
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
                time: TimeFilter | None = None) -> list[Hit]:
@@ -316,10 +324,10 @@ class SQLiteStore(SQLStore):
 
     def _vector_count(self, kind: str, group_id: str) -> int:
         key = (kind, group_id)
-        if key not in self._vec_counts:
-            self._vec_counts[key] = self.conn.execute(
+        if key not in self._vector_counts:
+            self._vector_counts[key] = self.conn.execute(
                 f"SELECT COUNT(*) FROM {kind}_emb WHERE grp = ?", (group_id,)).fetchone()[0]
-        return self._vec_counts[key]
+        return self._vector_counts[key]
 
     def traverse(self, group_id: str, start_ids: Sequence[str], depth: int, time: TimeFilter) -> dict[str, int]:
         """Entities reachable from ``start_ids`` within ``depth`` hops over facts valid under ``time``.
