@@ -132,3 +132,25 @@ def test_on_a_real_server_one_group_can_neither_block_nor_probe_another(db_url, 
             assert len(b.get("/groups/beta/facts").json()) == 2
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("bad", ["beta\n", "beta\r\n", "\nbeta", "be ta", ""])
+async def test_a_group_id_with_a_trailing_newline_is_refused_and_nothing_is_stored(db_url, embedder, bad):
+    """Issue 19 item 9: the group id rule is a full match ("$" alone also matched before a final newline)."""
+    from pydantic import ValidationError
+
+    from loregraph.graph.types import Entity, validate_group_id
+
+    with pytest.raises(ValueError, match="group_id: must be 1-128 characters"):
+        validate_group_id(bad)
+    with pytest.raises(ValidationError, match="group_id"):
+        Entity(group_id=bad, name="x")
+    m = await Memory.open(db_url, embedder=embedder, extractor=make_extractor())
+    try:
+        with pytest.raises(ValueError, match="group_id"):
+            await m.add_messages(bad, [{"content": "I use Postgres", "role_type": "user"}])
+        with pytest.raises(ValueError, match="group_id"):
+            await m.add_entity(bad, "Squatter")
+        assert m.store.groups() == []
+    finally:
+        await m.close()
