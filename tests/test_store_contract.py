@@ -448,3 +448,19 @@ def test_facts_of_more_than_500_entities_are_all_found(store):
     newest = store.facts_of_entities("g1", ids, TimeFilter(), limit=3, newest_first=True)
     assert [f.id for f in newest] == [f.id for f in facts[::-1][:3]]
     assert len(store.fact_edges("g1", ids, TimeFilter(), 5000)) == len(facts)
+
+
+def test_an_over_long_word_is_indexed_and_found_on_both_backends(store):
+    """Issue 19 item 3 (storage): one word of thousands of characters made PostgreSQL refuse the record's
+    tsvector ("word is too long"), so its write failed every time; terms are now capped for both backends."""
+    long_ascii, long_utf8 = "x" * 5000, "é" * 3000  # 5,000 and 6,000 bytes
+    ent = Entity(group_id="g1", name=f"{long_ascii} blob", type="entity", embedding=vec(1))
+    ep = Episode(group_id="g1", content=f"pasted {long_utf8} here", valid_at=T0)
+    other = Entity(group_id="g1", name="tail", type="entity")
+    f = Fact(group_id="g1", source_id=ent.id, target_id=other.id, type="RELATED_TO", fact=f"{long_utf8} token")
+    store.apply(GraphDelta(group_id="g1", entities=[ent, other], episodes=[ep], facts=[f]), SCHEMA)
+    assert [h.id for h in store.fulltext("entity", ["g1"], long_ascii, 5)] == [ent.id]
+    assert [h.id for h in store.fulltext("entity", ["g1"], "blob", 5)] == [ent.id]
+    assert [h.id for h in store.fulltext("episode", ["g1"], long_utf8, 5)] == [ep.id]
+    assert [h.id for h in store.fulltext("fact", ["g1"], f"{long_utf8} token", 5)] == [f.id]
+    assert store.fulltext("entity", ["g1"], "x" * 50, 5) == []  # a shorter word is another term
