@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from loregraph.store.base import Hit, SearchKind, StoreError, TimeFilter
+from loregraph.store.caches import LRU, TermStats
 from loregraph.store.sql import TABLE, SQLStore, chunks
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
 from loregraph.store.timefmt import parse_ts, ts
@@ -39,6 +40,9 @@ class SQLiteStore(SQLStore):
     SPEAKER_SQL = "json_extract(attributes, '$.is_speaker') = 1"
     EXACT_KNN_MAX = 5000  # above this, a group's vectors are searched in memory (Hamming + rescoring)
     VECTOR_CACHE_GROUPS = 4
+    # bounds of the per-process caches below (measured: ~130 bytes per cached term, ~200 per count)
+    TERM_STATS_MAX = 20_000
+    COUNT_CACHE_MAX = 4096
 
     def __init__(self, path: str | Path):
         import sqlean
@@ -66,11 +70,11 @@ class SQLiteStore(SQLStore):
         c.execute("PRAGMA mmap_size=1073741824")
         # per-group counts, dropped when the group's rows change: rows of a table (table, group) for the
         # common-term ceiling of full text, and stored vectors of a kind (kind, group) for the kNN path
-        self._row_counts: dict[tuple[str, str], int] = {}
-        self._vector_counts: dict[tuple[str, str], int] = {}
+        self._row_counts: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
+        self._vector_counts: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
         # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change.
         # Another process's writes are not seen here: a stale count only changes which common terms a query drops.
-        self._df_cache: dict[tuple[str, str], dict[str, int]] = {}
+        self._df_cache = TermStats(self.TERM_STATS_MAX)
         self._touched_vectors: set[tuple[str, str]] = set()
         self._vector_cache: dict[tuple[str, str], GroupVectors] = {}
         self._init_common()
@@ -154,9 +158,9 @@ class SQLiteStore(SQLStore):
     def _forget_counts(self, kind: str, group_id: str) -> None:
         """Drop the cached counts of a group's records of one kind (their rows changed)."""
         table = TABLE[kind]
-        self._row_counts.pop((table, group_id), None)
-        self._df_cache.pop((table, group_token(group_id)), None)
-        self._vector_counts.pop((kind, group_id), None)
+        self._row_counts.pop((table, group_id))
+        self._df_cache.forget((table, group_token(group_id)))
+        self._vector_counts.pop((kind, group_id))
 
     def _vec_upsert(self, kind: str, seq: int, group_id: str, embedding: list[float] | None) -> None:
         if embedding is None:
@@ -170,7 +174,7 @@ class SQLiteStore(SQLStore):
         self._vec_delete(kind, [seq], group_id)
         self.conn.execute(f"INSERT INTO {kind}_vec(rowid, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
         self.conn.execute(f"INSERT INTO {kind}_emb(seq, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
-        self._vector_counts.pop((kind, group_id), None)
+        self._vector_counts.pop((kind, group_id))
         self._touched_vectors.add((kind, group_id))
 
     def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str) -> None:
@@ -242,7 +246,7 @@ class SQLiteStore(SQLStore):
         df: dict[str, int] = {}
         missing: list[str] = []
         for t in terms:
-            cached = self._df_cache.get((table, t[:GROUP_TOKEN_LEN]), {}).get(t)
+            cached = self._df_cache.get((table, t[:GROUP_TOKEN_LEN]), t)
             if cached is None:
                 missing.append(t)
             else:
@@ -251,7 +255,7 @@ class SQLiteStore(SQLStore):
             found = dict(self.conn.execute(
                 f"SELECT term, doc FROM {table}_fts_vocab WHERE term IN ({_marks(missing)})", missing).fetchall())
             for t in missing:
-                self._df_cache.setdefault((table, t[:GROUP_TOKEN_LEN]), {})[t] = found.get(t, 0)
+                self._df_cache.put((table, t[:GROUP_TOKEN_LEN]), t, found.get(t, 0))
                 if t in found:
                     df[t] = found[t]
         present = [t for t in terms if t in df]
@@ -263,11 +267,11 @@ class SQLiteStore(SQLStore):
         return rare or [min(present, key=lambda t: df[t])]
 
     def _row_count(self, table: str, group_id: str) -> int:
-        key = (table, group_id)
-        if key not in self._row_counts:
-            self._row_counts[key] = self.conn.execute(
-                f"SELECT COUNT(*) FROM {table} WHERE group_id = ?", (group_id,)).fetchone()[0]
-        return self._row_counts[key]
+        n = self._row_counts.get((table, group_id))
+        if n is None:
+            n = self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE group_id = ?", (group_id,)).fetchone()[0]
+            self._row_counts.put((table, group_id), n)
+        return n
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
                time: TimeFilter | None = None) -> list[Hit]:
@@ -323,11 +327,11 @@ class SQLiteStore(SQLStore):
         return cached
 
     def _vector_count(self, kind: str, group_id: str) -> int:
-        key = (kind, group_id)
-        if key not in self._vector_counts:
-            self._vector_counts[key] = self.conn.execute(
-                f"SELECT COUNT(*) FROM {kind}_emb WHERE grp = ?", (group_id,)).fetchone()[0]
-        return self._vector_counts[key]
+        n = self._vector_counts.get((kind, group_id))
+        if n is None:
+            n = self.conn.execute(f"SELECT COUNT(*) FROM {kind}_emb WHERE grp = ?", (group_id,)).fetchone()[0]
+            self._vector_counts.put((kind, group_id), n)
+        return n
 
     def traverse(self, group_id: str, start_ids: Sequence[str], depth: int, time: TimeFilter) -> dict[str, int]:
         """Entities reachable from ``start_ids`` within ``depth`` hops over facts valid under ``time``.
