@@ -5,14 +5,17 @@
 ALTER TABLE episodes DROP CONSTRAINT episodes_pkey, DROP CONSTRAINT episodes_id_key,
     ADD PRIMARY KEY (group_id, id);
 CREATE INDEX episodes_group_seq ON episodes (group_id, seq);
+CREATE INDEX episodes_id ON episodes (id);  -- not a key: finds an id's groups (groups_of) without a scan
 
 ALTER TABLE entities DROP CONSTRAINT entities_pkey, DROP CONSTRAINT entities_id_key,
     ADD PRIMARY KEY (group_id, id);
 CREATE INDEX entities_group_seq ON entities (group_id, seq);
+CREATE INDEX entities_id ON entities (id);
 
 ALTER TABLE facts DROP CONSTRAINT facts_pkey, DROP CONSTRAINT facts_id_key,
     ADD PRIMARY KEY (group_id, id);
 CREATE INDEX facts_group_seq ON facts (group_id, seq);
+CREATE INDEX facts_id ON facts (id);
 
 ALTER TABLE blocks DROP CONSTRAINT blocks_pkey, DROP CONSTRAINT blocks_id_key,
     ADD PRIMARY KEY (group_id, id);

@@ -30,6 +30,7 @@ CREATE INDEX episodes_group_source_time ON episodes (group_id, source, valid_at)
 CREATE INDEX episodes_group_time ON episodes (group_id, valid_at);
 CREATE INDEX episodes_group_name ON episodes (group_id, name);
 CREATE INDEX episodes_group_conversation_time ON episodes (group_id, conversation_id, valid_at);
+CREATE INDEX episodes_id ON episodes (id);  -- not a key: finds an id's groups (groups_of) without a scan
 
 CREATE TABLE entities_new (
     seq               INTEGER PRIMARY KEY,
@@ -59,6 +60,7 @@ ALTER TABLE entities_new RENAME TO entities;
 CREATE INDEX entities_group_name ON entities (group_id, name_norm);
 CREATE INDEX entities_group_type ON entities (group_id, type);
 CREATE INDEX entities_group_conversation ON entities (group_id, conversation_id);
+CREATE INDEX entities_id ON entities (id);
 
 CREATE TABLE facts_new (
     seq             INTEGER PRIMARY KEY,
@@ -87,6 +89,7 @@ ALTER TABLE facts_new RENAME TO facts;
 CREATE INDEX facts_group_source ON facts (group_id, source_id, type);
 CREATE INDEX facts_group_target ON facts (group_id, target_id, type);
 CREATE INDEX facts_group_conversation ON facts (group_id, conversation_id);
+CREATE INDEX facts_id ON facts (id);
 
 CREATE TABLE blocks_new (
     seq        INTEGER PRIMARY KEY,
@@ -120,7 +123,8 @@ INSERT INTO communities_new (seq, id, group_id, name, summary, created_at)
 DROP TABLE communities;
 ALTER TABLE communities_new RENAME TO communities;
 
--- link tables: same columns, keys with group_id first
+-- link tables: same columns, keys with group_id first; the lookup indexes cover the other id too, so the
+-- planner seeks them rather than scanning the group's part of the key
 CREATE TABLE entity_names_new (
     group_id  TEXT NOT NULL,
     name_norm TEXT NOT NULL,
@@ -141,7 +145,7 @@ CREATE TABLE fact_episodes_new (
 INSERT INTO fact_episodes_new (group_id, fact_id, episode_id) SELECT group_id, fact_id, episode_id FROM fact_episodes;
 DROP TABLE fact_episodes;
 ALTER TABLE fact_episodes_new RENAME TO fact_episodes;
-CREATE INDEX fact_episodes_episode ON fact_episodes (group_id, episode_id);
+CREATE INDEX fact_episodes_episode ON fact_episodes (group_id, episode_id, fact_id);
 
 CREATE TABLE mentions_new (
     group_id   TEXT NOT NULL,
@@ -154,7 +158,7 @@ INSERT INTO mentions_new (group_id, episode_id, entity_id, created_at)
     SELECT group_id, episode_id, entity_id, created_at FROM mentions;
 DROP TABLE mentions;
 ALTER TABLE mentions_new RENAME TO mentions;
-CREATE INDEX mentions_entity ON mentions (group_id, entity_id);
+CREATE INDEX mentions_entity ON mentions (group_id, entity_id, episode_id);
 
 CREATE TABLE duplicates_new (
     group_id     TEXT NOT NULL,
@@ -180,4 +184,4 @@ INSERT INTO community_members_new (group_id, community_id, entity_id)
     SELECT group_id, community_id, entity_id FROM community_members;
 DROP TABLE community_members;
 ALTER TABLE community_members_new RENAME TO community_members;
-CREATE INDEX community_members_entity ON community_members (group_id, entity_id);
+CREATE INDEX community_members_entity ON community_members (group_id, entity_id, community_id);
