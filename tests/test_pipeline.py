@@ -208,13 +208,11 @@ async def test_ac25_26_mentions_and_fact_ids_on_the_episode(open_memory):
 async def test_ac27_one_bulk_write_failure_leaves_nothing(open_memory):
     m = await open_memory(extractor=ScriptedExtractor({"FastAPI": uses("FastAPI")}))
 
-    def boom() -> None:
+    def boom(conn: object) -> None:  # inside the bulk write's transaction, after every row is written
         raise OSError("injected")
 
-    m.store.fail_before_commit = boom
-    with pytest.raises(OSError):
+    with m.store.apply_hook(boom), pytest.raises(OSError):
         await m.add_messages("g1", [msg("I use FastAPI")])
-    m.store.fail_before_commit = None
     assert (await m.count("g1"))["episodes"] == 0
     (res,) = await m.add_messages("g1", [msg("I use FastAPI")])  # later jobs still run
     assert res.facts

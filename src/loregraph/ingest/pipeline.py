@@ -24,6 +24,7 @@ from loregraph.extract.base import (
     Extractor,
     PreviousEpisode,
 )
+from loregraph.graph.names import normalize_name
 from loregraph.graph.types import Community, Episode, GraphDelta, utcnow
 from loregraph.ingest.request import AddEpisodeResult, EpisodeRequest, RateLimits
 from loregraph.ingest.resolve import DeltaBuilder
@@ -31,7 +32,6 @@ from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.search.hybrid import rrf
 from loregraph.store.base import Store, TimeFilter
-from loregraph.store.sqlite import normalize_name
 
 log = logging.getLogger("loregraph.ingest")
 

@@ -305,8 +305,8 @@ class PostgresStore(SQLStore):
         cols.append(("embedding", "?::vector", vec, f"embedding=COALESCE(excluded.embedding, {table}.embedding)"))
         return cols
 
-    def _delete_rows(self, c: Any, kind: SearchKind, ids: Sequence[str]) -> None:
-        self._run(c, f"DELETE FROM {TABLE[kind]} WHERE id = ANY(?)", (list(ids),))
+    def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
+        self._run(c, f"DELETE FROM {TABLE[kind]} WHERE group_id = ? AND id = ANY(?)", (group_id, list(ids)))
 
     def delete_group(self, group_id: str) -> dict[str, int]:
         from psycopg import sql as psql
