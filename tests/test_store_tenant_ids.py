@@ -16,7 +16,7 @@ from loregraph.api.rest.auth import Principal
 from loregraph.api.rest.deps import readable_group_of
 from loregraph.assembly.service import Service
 from loregraph.graph.names import normalize_name
-from loregraph.ingest.pipeline import _SPEAKER_NS
+from loregraph.ingest.resolve import _SPEAKER_NS
 from loregraph.memory import Memory
 from rest_support import Server, make_extractor
 
