@@ -104,6 +104,7 @@ def test_rest_maps_the_tree_once(error_server):
     assert got["missing"].status_code == 404
     assert got["conflict"].status_code == 409
     assert got["store"].status_code == 503 and "disk" not in got["store"].text  # no internals leak
+    assert int(got["store"].headers["Retry-After"]) > 0
     # a bare ValueError is a bug, not bad input: it is not dressed up as a 422
     assert got["bare"].status_code == 500
     # configuration errors never reach a running service's clients as input problems

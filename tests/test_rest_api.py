@@ -345,6 +345,6 @@ def test_delete_episode_and_group(server, client):
     assert client.delete(f"/episode/{first['uuid']}").json() == {"message": "Episode deleted", "success": True}
     assert [e["uuid"] for e in episodes(client, "del")] == [second["uuid"]]
     assert client.delete(f"/episode/{first['uuid']}").status_code == 404
-    assert client.delete("/group/del").json() == {"message": "Group deleted", "success": True}
-    assert episodes(client, "del") == []
-    assert client.get("/groups/del/entities").json() == []
+    # a keyless server never wipes a group (tests/test_rest_hardening.py deletes groups with keys)
+    assert client.delete("/group/del").status_code == 403
+    assert [e["uuid"] for e in episodes(client, "del")] == [second["uuid"]]

@@ -150,7 +150,8 @@ def run_serve(make_app: AppFactory, *, config_file: str | Path | None = None, **
     shown = f"[{bound[0]}]" if sock.family == socket.AF_INET6 else bound[0]
     app = make_app(settings, memory, url=f"http://{shown}:{bound[1]}", announce=say)
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=max(1, int(settings.shutdown_timeout_s)))
+                            timeout_graceful_shutdown=max(1, int(settings.shutdown_timeout_s)),
+                            limit_concurrency=settings.max_connections)
     server = uvicorn.Server(config)
     server.run(sockets=[sock])
     if not server.started:

@@ -11,11 +11,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from loregraph import __version__
 from loregraph.api.rest import graphiti, native
 from loregraph.api.rest.auth import KeyRing
 from loregraph.api.rest.errors import register_error_handlers
+from loregraph.api.rest.guard import OriginGuardMiddleware, served_hosts
 from loregraph.api.rest.limits import BodyLimitMiddleware
 from loregraph.assembly.service import Service
 from loregraph.config import Settings
@@ -49,7 +51,11 @@ def create_app(settings: Settings, memory: Memory | None = None, *, url: str | N
     app = FastAPI(title="loregraph", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.keyring = KeyRing(settings.api_keys)
     app.state.services = None
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes,
+                       read_timeout_s=settings.request_read_timeout_s)
+    app.add_middleware(OriginGuardMiddleware, allowed_origins=settings.allowed_origins)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=served_hosts(settings.allowed_hosts,
+                                                                         settings.auth_enabled))
     register_error_handlers(app)
     app.include_router(graphiti.router)
     app.include_router(native.router)

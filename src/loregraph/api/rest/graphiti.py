@@ -115,6 +115,7 @@ async def delete_episode(uuid: IdPath, svc: Svc, who: Who) -> m.Result:
 
 @router.delete("/group/{group_id}", response_model=m.Result, tags=["graph"])
 async def delete_group(group_id: GroupPath, svc: Svc, who: Who) -> m.Result:
+    who.require_destructive()
     who.require(group_id)
     cancelled = await asyncio.to_thread(svc.queue.cancel, group_id)
     counts = await svc.memory.delete_group(group_id)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints
 
-from loregraph.graph.messages import Message, RecordId, Text
+from loregraph.graph.messages import Message, RecordId, valid_text
 from loregraph.graph.types import GROUP_ID_PATTERN, validate_group_id
 
 
@@ -19,6 +19,11 @@ def _group(v: str) -> str:
     return validate_group_id(v, "group_id")
 
 
+Query = Annotated[str, StringConstraints(min_length=1, max_length=4096), AfterValidator(valid_text)]
+EntityName = Annotated[str, StringConstraints(min_length=1, max_length=512), AfterValidator(valid_text)]
+Summary = Annotated[str, StringConstraints(max_length=8192), AfterValidator(valid_text)]
+TypeName = Annotated[str, StringConstraints(max_length=64), AfterValidator(valid_text)]
+MAX_LIST_ITEMS = 256  # group ids or filter values in one request: bounded, so one request cannot stall others
 GroupId = Annotated[str, Field(min_length=1, max_length=128, pattern=GROUP_ID_PATTERN.pattern, examples=["alice"]),
                     AfterValidator(_group)]
 
@@ -43,9 +48,10 @@ class Result(BaseModel):
 
 # ---- Graphiti-compatible routes -----------------------------------------------------------------
 class SearchQuery(_Body):
-    group_ids: list[GroupId] | None = Field(None, description="Default: every group the key may read")
-    query: Annotated[Text, Field(min_length=1, max_length=4096)]
-    max_facts: int = Field(10, ge=1, le=200)
+    group_ids: list[GroupId] | None = Field(None, max_length=MAX_LIST_ITEMS,
+                                            description="Default: every group the key may read")
+    query: Query
+    max_facts: StrictInt = Field(10, ge=1, le=200)
 
 
 class FactResult(BaseModel):
@@ -67,7 +73,7 @@ class SearchResults(BaseModel):
 
 class GetMemoryRequest(_Body):
     group_id: GroupId
-    max_facts: int = Field(10, ge=1, le=200)
+    max_facts: StrictInt = Field(10, ge=1, le=200)
     center_node_uuid: RecordId | None = None
     messages: list[MessageIn] = Field(min_length=1)
 
@@ -79,8 +85,8 @@ class GetMemoryResponse(BaseModel):
 class AddEntityNodeRequest(_Body):
     uuid: RecordId
     group_id: GroupId
-    name: Annotated[Text, Field(min_length=1, max_length=512)]
-    summary: Annotated[Text, Field(max_length=8192)] = ""
+    name: EntityName
+    summary: Summary = ""
 
 
 class EntityNode(BaseModel):
@@ -129,10 +135,10 @@ class Fact(FactResult):
 
 
 class QueryGraphRequest(_Body):
-    query: Annotated[Text, Field(min_length=1, max_length=4096)]
-    entity_type: Annotated[Text, Field(max_length=64)] | None = None
-    relationship_type: Annotated[Text, Field(max_length=64)] | None = None
-    limit: int = Field(25, ge=1, le=200)
+    query: Query
+    entity_type: TypeName | None = None
+    relationship_type: TypeName | None = None
+    limit: StrictInt = Field(25, ge=1, le=200)
 
 
 class Provenance(BaseModel):
