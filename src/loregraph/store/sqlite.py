@@ -45,6 +45,7 @@ class SQLiteStore(SQLStore):
     # bounds of the per-process caches below (measured: ~130 bytes per cached term, ~200 per count)
     TERM_STATS_MAX = 20_000
     COUNT_CACHE_MAX = 4096
+    INTEGRITY_CHECK_BUDGET_S = 5.0  # quick_check at open stops after this (a multi-GB file is reported unchecked)
 
     capabilities = StoreCapabilities(concurrent_readers=1, shared_queue=False)
 
@@ -79,6 +80,7 @@ class SQLiteStore(SQLStore):
         except Exception as exc:  # sqlean raises its own DatabaseError subclasses
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
         self._lock = threading.RLock()
+        self.integrity = self._check_integrity()
         c = self.conn
         c.execute("PRAGMA journal_mode=WAL")
         c.execute("PRAGMA synchronous=NORMAL")
@@ -96,6 +98,32 @@ class SQLiteStore(SQLStore):
         self._touched_vectors: set[tuple[str, str]] = set()
         self._vector_cache: dict[tuple[str, str], GroupVectors] = {}
         self._init_common()
+
+    def _check_integrity(self) -> str:
+        """A bounded ``PRAGMA quick_check`` at open: a damaged file is refused with what to do; a check that runs
+        out of its time budget (a very large file) is reported as ``unchecked``, not as damage."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return "ok"
+        deadline = time.monotonic() + self.INTEGRITY_CHECK_BUDGET_S
+        self.conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        try:
+            rows = self.conn.execute("PRAGMA quick_check(5)").fetchall()
+        except Exception as exc:
+            self.conn.set_progress_handler(None, 0)
+            if "interrupt" in str(exc).lower():
+                log.warning("integrity check of %s skipped: it takes over %.0f s", self.path,
+                            self.INTEGRITY_CHECK_BUDGET_S)
+                return "unchecked"
+            self.conn.close()
+            raise StoreError(f"SQLite database {self.path} is damaged or not a database ({exc}); restore it from a "
+                             f"backup, or salvage it with `sqlite3 {self.path} .recover`") from exc
+        self.conn.set_progress_handler(None, 0)
+        problems = [str(r[0]) for r in rows if r and r[0] != "ok"]
+        if problems:
+            self.conn.close()
+            raise StoreError(f"SQLite database {self.path} is damaged ({'; '.join(problems)[:300]}); restore it "
+                             f"from a backup, or salvage it with `sqlite3 {self.path} .recover`")
+        return "ok"
 
     # ---- dialect --------------------------------------------------------------------------------
     def _ts(self, value: datetime | None) -> str | None:
