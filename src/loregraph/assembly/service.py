@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,20 @@ class Service:
     worker: Worker
     settings: Settings
     schema_version: int = 0
+    last_store_failure: float | None = None
+    """Monotonic time of the last request the store could not serve (an interface records it)."""
+
+    DEGRADED_FOR_S = 30.0  # how long one failed store request keeps the service reported as degraded
+
+    @property
+    def degraded(self) -> bool:
+        """Writes are failing for a storage reason (disk full, read-only, unreachable): health says so."""
+        if self.worker.degraded_since is not None:
+            return True
+        return self.last_store_failure is not None and time.monotonic() - self.last_store_failure < self.DEGRADED_FOR_S
+
+    def note_store_failure(self) -> None:
+        self.last_store_failure = time.monotonic()
 
     @classmethod
     async def start(cls, settings: Settings, memory: Memory | None = None) -> Service:

@@ -41,6 +41,9 @@ def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StoreError)
     async def _store(request: Request, exc: StoreError) -> JSONResponse:
         log.error("store error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+        service = getattr(request.app.state, "services", None)
+        if service is not None:
+            service.note_store_failure()
         return JSONResponse({"detail": "the store is unavailable; try again later"}, status_code=503,
                             headers={"Retry-After": str(STORE_RETRY_AFTER_S)})
 

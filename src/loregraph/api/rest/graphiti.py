@@ -45,6 +45,7 @@ async def add_messages(body: m.AddMessagesRequest, svc: Svc, who: Who) -> m.Resu
     payloads = [msg.to_payload() for msg in body.messages]  # one queued job = one message (spec 000 B.4)
     if payloads:
         await asyncio.to_thread(svc.queue.enqueue, body.group_id, payloads)
+        svc.last_store_failure = None  # the store takes writes again
         svc.worker.wake()
     log.info("accepted %d message(s) for group=%s", len(payloads), body.group_id)
     return m.Result(message=QUEUED, success=True)

@@ -200,6 +200,7 @@ class RetryResult(BaseModel):
 
 class Health(BaseModel):
     status: str
+    detail: str | None = None
     schema_version: int | None = None
     worker: bool | None = None
     pending: int | None = None
