@@ -140,3 +140,46 @@ def test_loregraphs_own_routes_still_refuse_unknown_fields(client):
 def test_oversized_bodies_are_still_413(client):
     body = g_add_messages("big", [g_message("y" * 1000) for _ in range(MAX_BODY // 1000 + 5)], **UNKNOWN)
     assert client.post("/messages", json=body).status_code == 413
+
+
+# ---- limits answered like Graphiti ---------------------------------------------------------------------
+@pytest.mark.parametrize("last_n", [0, -5])
+def test_episodes_last_n_zero_or_less_is_an_empty_list(client, graph, last_n):
+    r = client.get(f"/episodes/{GROUP}", params={"last_n": last_n})
+    assert r.status_code == 200 and r.json() == []
+
+
+def test_episodes_last_n_above_the_cap_is_clamped(client, graph):
+    r = client.get(f"/episodes/{GROUP}", params={"last_n": 10**9})
+    assert r.status_code == 200 and r.json()
+    assert r.json() == client.get(f"/episodes/{GROUP}", params={"last_n": 1000}).json()
+
+
+@pytest.mark.parametrize("path", ["/search", "/get-memory"])
+@pytest.mark.parametrize("max_facts", [0, -1])
+def test_max_facts_zero_or_less_finds_no_facts(client, graph, path, max_facts):
+    body = g_search("Quasar", max_facts=max_facts) if path == "/search" else \
+        g_get_memory([g_message("Quasar")], max_facts=max_facts)
+    assert facts_of(client.post(path, json=body)) == []
+
+
+@pytest.mark.parametrize("path", ["/search", "/get-memory"])
+def test_max_facts_above_the_cap_is_clamped(client, graph, path):
+    body = g_search("Quasar", max_facts=10**9) if path == "/search" else \
+        g_get_memory([g_message("Quasar")], max_facts=10**9)
+    facts = facts_of(client.post(path, json=body))
+    assert "User uses Quasar" in [f["fact"] for f in facts]
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+def test_blank_search_query_finds_no_facts(client, graph, query):
+    assert facts_of(client.post("/search", json=g_search(query))) == []
+
+
+def test_long_search_query_is_truncated_not_refused(client, graph):
+    facts = facts_of(client.post("/search", json=g_search("Quasar " + "x" * 10_000)))
+    assert "User uses Quasar" in [f["fact"] for f in facts]
+
+
+def test_get_memory_without_messages_finds_no_facts(client, graph):
+    assert facts_of(client.post("/get-memory", json=g_get_memory([]))) == []

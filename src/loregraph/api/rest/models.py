@@ -87,10 +87,23 @@ class Result(BaseModel):
 
 
 # ---- Graphiti-compatible routes -----------------------------------------------------------------
+MAX_FACTS = 200
+QUERY_CHARS = 4096
+
+
+def _fact_count(v: int) -> int:
+    return min(max(v, 0), MAX_FACTS)
+
+
+FactCount = Annotated[int, Field(description=f"0 or less: no facts; above {MAX_FACTS}: {MAX_FACTS}"),
+                      AfterValidator(_fact_count)]
+
+
 class SearchQuery(_Lenient):
     group_ids: list[GroupId] | None = Field(None, description="Default: every group the key may read")
-    query: Annotated[Text, Field(min_length=1, max_length=4096)]
-    max_facts: int = Field(10, ge=1, le=200)
+    query: Annotated[Text, Field(description=f"Blank: no facts; only the first {QUERY_CHARS} characters are used"),
+                     AfterValidator(lambda v: v[:QUERY_CHARS])]
+    max_facts: FactCount = 10
 
 
 class FactResult(BaseModel):
@@ -112,9 +125,9 @@ class SearchResults(BaseModel):
 
 class GetMemoryRequest(_Lenient):
     group_id: GroupId
-    max_facts: int = Field(10, ge=1, le=200)
+    max_facts: FactCount = 10
     center_node_uuid: RecordId | None = None
-    messages: list[MessageIn] = Field(min_length=1)
+    messages: list[MessageIn] = Field(description="No messages: no facts")
 
 
 class GetMemoryResponse(BaseModel):
