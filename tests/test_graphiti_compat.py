@@ -183,3 +183,40 @@ def test_long_search_query_is_truncated_not_refused(client, graph):
 
 def test_get_memory_without_messages_finds_no_facts(client, graph):
     assert facts_of(client.post("/get-memory", json=g_get_memory([]))) == []
+
+
+# ---- what Graphiti returns ---------------------------------------------------------------------------------
+def test_episodes_dated_in_the_future_are_not_returned(client, graph):
+    eps = client.get(f"/episodes/{GROUP}", params={"last_n": 10}).json()
+    assert [e["content"] for e in eps] == ["(user): I use Quasar for streaming.", "(user): I use Pulsar for queues."]
+    (last,) = client.get(f"/episodes/{GROUP}", params={"last_n": 1}).json()
+    assert last["content"] == "(user): I use Pulsar for queues."  # the latest up to now, not the future one
+
+
+def test_episodes_carry_every_key_graphiti_sends(client, graph):
+    eps = client.get(f"/episodes/{GROUP}").json()
+    assert eps and all(set(e) == EPISODE_KEYS and e["episode_metadata"] is None for e in eps)
+
+
+def test_entity_nodes_carry_every_key_graphiti_sends(client):
+    r = client.post("/entity-node", json=g_entity_node("aaaaaaaa-0000-4000-8000-000000000002", "Orion", "nodes"))
+    assert r.status_code == 201
+    assert set(r.json()) == ENTITY_KEYS and r.json()["name_embedding"] is None
+
+
+# ---- a documented difference -------------------------------------------------------------------------
+def test_delete_episode_also_removes_the_facts_only_it_produced(server, client):
+    assert client.post("/messages", json=g_add_messages("delep", [g_message("I use Jenkins for builds.")])) \
+        .status_code == 202
+    wait_idle(server.db, "delep")
+    (ep,) = client.get("/episodes/delep").json()
+    assert [f["fact"] for f in client.get("/groups/delep/facts").json()] == ["User uses Jenkins"]
+    assert client.delete(f"/episode/{ep['uuid']}").json() == {"message": "Episode deleted", "success": True}
+    assert client.get("/groups/delep/facts").json() == []  # Graphiti would keep the fact
+
+
+def test_clear_ignores_a_body_it_does_not_take(client, graph):
+    """Last: it empties the graph."""
+    r = client.post("/clear", json=UNKNOWN)
+    assert r.status_code == 200 and r.json() == {"message": "Graph cleared", "success": True}
+    assert client.get(f"/episodes/{GROUP}").json() == []

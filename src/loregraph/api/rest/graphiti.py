@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -19,12 +20,14 @@ from loregraph.api.rest import format as fmt
 from loregraph.api.rest import models as m
 from loregraph.api.rest.auth import Principal
 from loregraph.api.rest.deps import GroupPath, IdPath, Service, Svc, Who, readable_group_of
+from loregraph.graph.types import utcnow
 
 log = logging.getLogger("loregraph.api")
 router = APIRouter()
 
 QUEUED = "Messages added to processing queue"
 MAX_EPISODES = 1000
+TICK = timedelta(microseconds=1)  # the resolution of stored times: valid_at < now + TICK is valid_at <= now
 
 
 def _check_limits(svc: Service, messages: list[m.MessageIn]) -> None:
@@ -83,14 +86,14 @@ async def get_memory(body: m.GetMemoryRequest, svc: Svc, who: Who) -> m.GetMemor
 
 
 @router.get("/episodes/{group_id}", response_model=list[m.EpisodicNode], tags=["retrieve"],
-            summary="The last episodes (last_n clamped to 0..1000)")
+            summary="The last episodes dated up to now (last_n clamped to 0..1000)")
 async def get_episodes(group_id: GroupPath, svc: Svc, who: Who,
                        last_n: Annotated[int, Query(description="0 or less: none")] = 10) -> list[m.EpisodicNode]:
     who.require(group_id)
     n = min(last_n, MAX_EPISODES)
     if n <= 0:
         return []
-    eps = await svc.memory.get_episodes(group_id, last_n=n)
+    eps = await svc.memory.get_episodes(group_id, last_n=n, before=utcnow() + TICK)  # valid_at <= now, as Graphiti
     return [fmt.episodic_node(ep) for ep in eps]
 
 

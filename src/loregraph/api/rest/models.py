@@ -149,6 +149,7 @@ class EntityNode(BaseModel):
     created_at: datetime
     summary: str
     attributes: dict[str, Any]
+    name_embedding: list[float] | None = Field(None, description="Always null: loregraph does not return vectors")
 
 
 class EpisodicNode(BaseModel):
@@ -162,6 +163,7 @@ class EpisodicNode(BaseModel):
     content: str
     valid_at: datetime
     entity_edges: list[str]
+    episode_metadata: dict[str, Any] | None = Field(None, description="Always null: loregraph keeps none")
 
 
 # ---- loregraph's own routes ---------------------------------------------------------------------
