@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from loregraph.graph.messages import Message
 from rest_support import Server, wait_idle
 
 MAX_BODY = 65536
@@ -202,6 +203,21 @@ def test_entity_nodes_carry_every_key_graphiti_sends(client):
     r = client.post("/entity-node", json=g_entity_node("aaaaaaaa-0000-4000-8000-000000000002", "Orion", "nodes"))
     assert r.status_code == 201
     assert set(r.json()) == ENTITY_KEYS and r.json()["name_embedding"] is None
+
+
+# ---- /get-memory's query ---------------------------------------------------------------------------------
+def test_get_memory_query_is_built_like_graphitis():
+    from loregraph.api.rest.graphiti import memory_query
+
+    msgs = [Message(content="I use Quasar.", role_type="user", role="Ana"),
+            Message(content="Noted.", role_type="assistant")]
+    assert memory_query(msgs) == "user(Ana): I use Quasar.\nassistant(): Noted.\n"
+
+
+def test_get_memory_searches_with_the_speakers_too(client, graph):
+    """The role is part of the query: an empty message from a speaker named 'Quasar' finds the Quasar fact."""
+    facts = facts_of(client.post("/get-memory", json=g_get_memory([g_message("", role="Quasar")])))
+    assert facts and facts[0]["fact"] == "User uses Quasar"
 
 
 # ---- a documented difference -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -20,6 +21,7 @@ from loregraph.api.rest import format as fmt
 from loregraph.api.rest import models as m
 from loregraph.api.rest.auth import Principal
 from loregraph.api.rest.deps import GroupPath, IdPath, Service, Svc, Who, readable_group_of
+from loregraph.graph.messages import Message
 from loregraph.graph.types import utcnow
 
 log = logging.getLogger("loregraph.api")
@@ -77,12 +79,19 @@ async def search(body: m.SearchQuery, svc: Svc, who: Who) -> m.SearchResults:
              summary="Facts relevant to a conversation (optionally ranked around center_node_uuid)")
 async def get_memory(body: m.GetMemoryRequest, svc: Svc, who: Who) -> m.GetMemoryResponse:
     who.require(body.group_id)
-    query = "\n".join(msg.content for msg in body.messages)[-m.QUERY_CHARS:]
+    query = memory_query(body.messages)
     if not body.max_facts or not query.strip():
         return m.GetMemoryResponse(facts=[])
     res = await svc.memory.search(query, [body.group_id], limit=body.max_facts, include=["facts"],
                                   center_node_id=body.center_node_uuid)
     return m.GetMemoryResponse(facts=[fmt.fact_result(sf.fact) for sf in res.facts])
+
+
+def memory_query(messages: Sequence[Message]) -> str:
+    """The search query of /get-memory, built like Graphiti's: one ``role_type(role): content`` line per message
+    (the last QUERY_CHARS characters)."""
+    text = "".join(f"{msg.role_type or ''}({msg.role or ''}): {msg.content}\n" for msg in messages)
+    return text[-m.QUERY_CHARS:]
 
 
 @router.get("/episodes/{group_id}", response_model=list[m.EpisodicNode], tags=["retrieve"],
