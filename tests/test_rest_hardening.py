@@ -105,8 +105,8 @@ def test_lists_and_numbers_are_bounded_and_strict(keyless):
         assert many.status_code == 422 and many.json()["detail"][0]["loc"][-1] == "group_ids"
         boolean = c.post("/search", json={"query": "rust", "max_facts": True})
         assert boolean.status_code == 422 and boolean.json()["detail"][0]["loc"][-1] == "max_facts"
-        long = c.post("/search", json={"query": "x" * 5000})
-        assert long.status_code == 422 and "characters" in long.json()["detail"][0]["msg"]
+        long = c.post("/groups/g/query-graph", json={"query": "x" * 5000})
+        assert long.status_code == 422 and "at most 4096 characters" in long.json()["detail"][0]["msg"]
 
 
 def test_a_stalled_body_is_cut_off(keyless):
