@@ -7,6 +7,7 @@ dumps the model sends it."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -56,10 +57,16 @@ def g_entity_node(uuid: str, name: str, group_id: str = GROUP, summary: str = ""
 
 
 # ---- a real server ---------------------------------------------------------------------------------------
+ADMIN_KEY = "compat-admin-key-0123456789"
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     work = tmp_path_factory.mktemp("graphiti-compat")
-    srv = Server(work, work / "memory.db", env={"LOREGRAPH_MAX_REQUEST_BYTES": str(MAX_BODY)}).start()
+    # an admin key, as a Graphiti deployment that clears its graph would have (a keyless server never wipes)
+    keys = json.dumps([{"name": "ops", "key": ADMIN_KEY, "admin": True}])
+    srv = Server(work, work / "memory.db", env={"LOREGRAPH_MAX_REQUEST_BYTES": str(MAX_BODY),
+                                               "LOREGRAPH_API_KEYS": keys}).start()
     yield srv
     srv.stop()
     assert "Traceback" not in srv.log()
@@ -67,7 +74,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(server):
-    with httpx.Client(base_url=server.url, timeout=30) as c:
+    with httpx.Client(base_url=server.url, timeout=30, headers={"X-API-Key": ADMIN_KEY}) as c:
         yield c
 
 

@@ -346,3 +346,16 @@ def test_delete_episode_and_group(server, client):
     # a keyless server never wipes a group (tests/test_rest_hardening.py deletes groups with keys)
     assert client.delete("/group/del").status_code == 403
     assert [e["uuid"] for e in episodes(client, "del")] == [second["uuid"]]
+
+
+def test_docs_work_offline(client):
+    """/docs loads Swagger UI from the service itself (issue 18): no CDN, so it works with no internet."""
+    import re
+
+    page = client.get("/docs")
+    assert page.status_code == 200 and "swagger" in page.text.lower()
+    urls = re.findall(r"""(?:src|href)=["']([^"']+)["']""", page.text) + re.findall(r"url: *'([^']+)'", page.text)
+    assert urls and all(u.startswith("/") for u in urls), urls  # nothing from another host
+    for u in urls:
+        assert client.get(u).status_code == 200, u
+    assert client.get("/redoc").status_code == 404  # not offered: ReDoc would need a CDN
