@@ -55,3 +55,14 @@ def test_session_messages_are_messages_with_tool_output():
     tool = TurnMessage.of({"role": "tool", "name": "pytest", "content": "3 passed"})
     assert isinstance(tool, Message) and (tool.role_type, tool.role) == ("tool", "pytest")
     assert TurnMessage.of(Message(content="hi", role_type="user", role="Kai")).role == "Kai"
+
+
+@pytest.mark.parametrize("content", ["", "   ", "\n\t"])
+def test_an_empty_message_is_refused_naming_content(content):
+    with pytest.raises(ValidationError) as direct:
+        Message.model_validate({"content": content, "role_type": "user"})
+    assert direct.value.errors()[0]["loc"] == ("content",) and "empty" in direct.value.errors()[0]["msg"]
+    with pytest.raises(ValidationError) as rest:
+        AddMessagesRequest.model_validate({"group_id": "g", "messages": [{"content": content, "role_type": "user"}]})
+    assert rest.value.errors()[0]["loc"] == ("messages", 0, "content")
+    assert AddMessagesRequest.model_validate({"group_id": "g", "messages": []}).messages == []  # spec 000: valid

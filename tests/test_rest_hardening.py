@@ -83,17 +83,18 @@ def test_wipe_routes_work_with_keys(tmp_path, db_url):
         srv.stop()
 
 
-@pytest.mark.parametrize("where, body", [
-    ("content", {"group_id": "g", "messages": [{"content": "a\u0000b", "role_type": "user"}]}),
-    ("role", {"group_id": "g", "messages": [{"content": "hi", "role_type": "user", "role": "An\u0000a"}]}),
-    ("name", {"group_id": "g", "messages": [{"content": "hi", "role_type": "user", "name": "m\u00001"}]}),
+@pytest.mark.parametrize("where, body, why", [
+    ("content", {"group_id": "g", "messages": [{"content": "a\u0000b", "role_type": "user"}]}, "NUL"),
+    ("role", {"group_id": "g", "messages": [{"content": "hi", "role_type": "user", "role": "An\u0000a"}]}, "NUL"),
+    ("name", {"group_id": "g", "messages": [{"content": "hi", "role_type": "user", "name": "m\u00001"}]}, "NUL"),
+    ("content", {"group_id": "g", "messages": [{"content": "  ", "role_type": "user"}]}, "empty"),  # issue 18
 ])
-def test_nul_characters_are_refused_at_the_boundary(keyless, where, body):
+def test_bad_text_is_refused_at_the_boundary(keyless, where, body, why):
     with _client(keyless.url) as c:
         r = c.post("/messages", json=body)
         assert r.status_code == 422
         (err,) = r.json()["detail"]
-        assert err["loc"][-1] == where and "NUL" in err["msg"]
+        assert err["loc"][-1] == where and why in err["msg"]
         s = c.post("/search", json={"query": "a\u0000b"})
         assert s.status_code == 422 and s.json()["detail"][0]["loc"][-1] == "query"
         assert c.get("/groups/g/queue").json()["pending"] == 0  # nothing was queued

@@ -40,7 +40,14 @@ def valid_time(v: datetime) -> datetime:
     return v
 
 
+def not_blank(v: str) -> str:
+    if not v.strip():
+        raise ValueError("must not be empty (a message needs some text)")
+    return v
+
+
 Text = Annotated[str, AfterValidator(valid_text)]
+MessageText = Annotated[str, AfterValidator(valid_text), AfterValidator(not_blank)]
 Timestamp = Annotated[datetime, AfterValidator(valid_time)]
 RecordId = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(valid_text)]
 # storable text of bounded length: the limit is checked (and reported in characters) before the content
@@ -53,7 +60,7 @@ class Message(BaseModel):
     """One conversational message (spec 000 message object)."""
 
     model_config = ConfigDict(extra="forbid")
-    content: Text
+    content: MessageText
     uuid: RecordId | None = Field(None, description="Reprocess this existing episode instead of creating one")
     name: MessageName = ""
     role_type: Literal["user", "assistant", "system"]
