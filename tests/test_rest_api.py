@@ -359,3 +359,15 @@ def test_docs_work_offline(client):
     for u in urls:
         assert client.get(u).status_code == 200, u
     assert client.get("/redoc").status_code == 404  # not offered: ReDoc would need a CDN
+
+
+def test_the_same_message_posted_twice_is_ingested_once(server, client):
+    """Issue 18: a client that retries a request (or re-sends a history) does not duplicate memory."""
+    same = msg("I keep the infra in Pulumi.", timestamp="2025-03-03T09:00:00Z", role="Ines")
+    assert post(client, "dup", same).status_code == 202
+    assert post(client, "dup", same, msg("I moved the infra to Pulumi.", timestamp="2025-03-03T09:00:00Z",
+                                         role="Ines")).status_code == 202
+    wait_idle(server.db, "dup")
+    contents = [e["content"] for e in episodes(client, "dup")]
+    assert sorted(contents) == ["Ines(user): I keep the infra in Pulumi.", "Ines(user): I moved the infra to Pulumi."]
+    assert client.get("/groups/dup/queue").json()["failed"] == 0

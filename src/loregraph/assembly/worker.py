@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from loregraph.graph.messages import Message
 from loregraph.ingest.pipeline import AddEpisodeResult
+from loregraph.ingest.request import message_episode_id
 from loregraph.jobs.base import Job, JobListener, JobQueue, episode_id_for, is_storage_failure
 from loregraph.memory import Memory
 
@@ -245,12 +246,22 @@ class Worker:
                  c.get("relations_extracted", 0), len(result.entities), len(result.facts), len(result.invalidated),
                  len(result.duplicates), c.get("skipped", 0), retries, ",".join(fact_ids) or "-")
 
+    @staticmethod
+    def _episode_id(job: Job) -> str:
+        """The episode a message job creates: the message's own key when it carries its time (every REST job
+        does), so the same message sent twice is ingested once; else fixed per job."""
+        if not job.payload.get("timestamp"):
+            return episode_id_for(job.id)
+        message = Message.from_payload(job.payload)
+        return message_episode_id(job.group_id, message.role_type, message.role, message.timestamp, message.content)
+
     async def _execute(self, job: Job) -> AddEpisodeResult | None:
         """The job's message through the facade, with the done-mark inside its write transaction; None when its
         episode existed already (then it is only marked done)."""
         reprocess = job.payload.get("uuid")
-        episode_id = reprocess or episode_id_for(job.id)
+        episode_id = reprocess or self._episode_id(job)
         if not reprocess and await self.memory.get_episodes(job.group_id, ids=[episode_id]):
+            # run before (a crash after its commit), or the same message sent again: done, once
             await asyncio.to_thread(self.queue.mark_done, job.seq, episode_id)  # its payload may be cleared already
             return None
         message = Message.from_payload(job.payload)
