@@ -81,6 +81,12 @@ class MessageIn(_Lenient, Message):
     model_config = ConfigDict(extra="ignore")
 
 
+class ContextMessage(MessageIn):
+    """A message that only shapes a query (``/get-memory``): nothing is stored, so it may be empty."""
+
+    content: Text
+
+
 class AddMessagesRequest(_Lenient):
     group_id: GroupId
     messages: list[MessageIn]
@@ -135,7 +141,7 @@ class GetMemoryRequest(_Lenient):
     group_id: GroupId
     max_facts: FactCount = 10
     center_node_uuid: RecordId | None = None
-    messages: list[MessageIn] = Field(description="No messages: no facts")
+    messages: list[ContextMessage] = Field(description="No messages: no facts")
 
 
 class GetMemoryResponse(BaseModel):
