@@ -13,16 +13,28 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import not_a_server_error
 
-from rest_support import Server, wait_idle
+from rest_support import Server, wait_idle, wait_until
 
 ADMIN = "schemathesis-admin-key-0123"
 EXAMPLES = 12
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory):
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def live(request, tmp_path_factory):
+    """A fuzzed server per backend: the same requests must give no 5xx on either (issue 19)."""
     work = tmp_path_factory.mktemp("rest-fuzz")
-    srv = Server(work, work / "fuzz.db", env={
+    db: str | object = work / "fuzz.db"
+    if request.param == "postgres":
+        import uuid
+
+        import psycopg
+
+        admin = request.getfixturevalue("pg_url")
+        name = "lg_fuzz_" + uuid.uuid4().hex[:10]
+        with psycopg.connect(admin, autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {name}")
+        db = admin.rsplit("/", 1)[0] + "/" + name
+    srv = Server(work, db, env={
         "LOREGRAPH_API_KEYS": json.dumps([{"key": ADMIN, "admin": True}]),
         "LOREGRAPH_MAX_REQUEST_BYTES": "65536"}).start()
     yield srv
@@ -60,6 +72,15 @@ def test_the_worker_survived_the_fuzzing(live):
     """Whatever was queued by the fuzzer is processed or recorded as failed; the worker is still alive."""
     import httpx
 
-    counts = wait_idle(live.db, timeout=60)
-    assert counts["pending"] == 0 and counts["running"] == 0
+    if str(live.db).startswith("postgres"):
+        import psycopg
+
+        def idle() -> bool:
+            with psycopg.connect(str(live.db)) as c:
+                return not c.execute("SELECT 1 FROM jobs WHERE status IN ('pending', 'running') LIMIT 1").fetchone()
+
+        wait_until(idle, 60, what="the fuzzed jobs to be processed")
+    else:
+        counts = wait_idle(live.db, timeout=60)
+        assert counts["pending"] == 0 and counts["running"] == 0
     assert httpx.get(f"{live.url}/health", timeout=30).json()["worker"] is True

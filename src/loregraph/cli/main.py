@@ -281,6 +281,20 @@ def bench_api(messages: int = typer.Option(400, min=20), clients: int = typer.Op
     _run(run_api_bench(messages=messages, clients=clients, db=db, console=err))
 
 
+@bench_app.command("soak")
+def bench_soak(minutes: float = typer.Option(5.0, min=0.1, help="How long the soak runs."),
+               clients: int = typer.Option(8, min=1, max=64), groups: int = typer.Option(20, min=1),
+               search_share: float = typer.Option(0.5, min=0.0, max=1.0, help="Share of requests that search."),
+               max_requests: int = typer.Option(1_000_000, min=10, help="Stop after this many requests."),
+               sample_s: float = typer.Option(2.0, min=0.2, help="Seconds between RSS samples.")) -> None:
+    """Mixed ingestion and search against a real server: throughput, p95, RSS slope per 10k requests."""
+    _setup()
+    from loregraph.bench.soak import run_soak_bench
+
+    _run(run_soak_bench(minutes=minutes, clients=clients, search_share=search_share, groups=groups,
+                        max_requests=max_requests, sample_s=sample_s, console=err))
+
+
 # ---- serve ------------------------------------------------------------------------------------
 @app.command()
 def serve(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memory.db."),
