@@ -120,3 +120,68 @@ def test_a_stalled_body_is_cut_off(keyless):
         waited = time.monotonic() - started
     assert answer.startswith("HTTP/1.1 408"), answer[:200]
     assert waited < 20  # the configured 1 s, not the client's patience
+
+
+BAD_CORPUS: list[tuple[str, str, object]] = [
+    ("POST", "/messages", {"group_id": "d", "messages": [{"content": "nul \u0000 inside", "role_type": "user"}]}),
+    ("POST", "/messages", {"group_id": "d\u0000x", "messages": []}),
+    ("POST", "/messages", {"group_id": "d", "messages": [{"content": "ok", "role_type": "user",
+                                                          "uuid": "id\u0000"}]}),
+    ("POST", "/messages", {"group_id": "d", "messages": [{"content": "w" * 3000 + " and more", "role_type": "user",
+                                                          "timestamp": "2025-01-01T00:00:00Z"}]}),
+    ("POST", "/messages", {"group_id": "d", "messages": [{"content": "I use Rust.", "role_type": "user",
+                                                          "timestamp": "2025-01-02T00:00:00Z"}]}),
+    ("POST", "/messages", {"group_id": "d", "messages": [{"content": "\U0001F600 fine emoji", "role_type": "user",
+                                                          "timestamp": "2025-01-03T00:00:00Z"}]}),
+    ("POST", "/search", {"query": "rust \u0000", "group_ids": ["d"]}),
+    ("POST", "/search", {"query": "x" * 3000, "group_ids": ["d"]}),
+    ("POST", "/search", {"query": "rust", "group_ids": ["d"], "max_facts": 10**30}),
+    ("GET", "/groups/d/entities/abc%00def", None),
+    ("GET", "/groups/d/entities?entity_type=to%00ol", None),
+    ("DELETE", "/entity-edge/ab%00c", None),
+    ("GET", "/groups/d/facts?as_of=2025-13-01", None),
+    ("GET", "/episodes/d%00?last_n=5", None),
+    ("POST", "/groups/d/query-graph", {"query": "\u0000"}),
+    ("GET", "/groups/d/explain/" + "z" * 500, None),
+]
+
+
+@pytest.fixture(scope="module")
+def both_backends(tmp_path_factory, pg_url):
+    import uuid
+
+    import psycopg
+
+    name = "lg_diff_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")
+    work = tmp_path_factory.mktemp("diff")
+    servers = [Server(work / "sqlite", work / "m.db").start(),
+               Server(work / "pg", pg_url.rsplit("/", 1)[0] + "/" + name).start()]
+    yield servers
+    for s in servers:
+        s.stop()
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_the_same_bad_inputs_get_the_same_answers_and_store_the_same_on_both_backends(both_backends):
+    """Issue 19 item 3: PostgreSQL behaves like SQLite on bad text — same status codes, no 500, same stored data."""
+    answers, stored = [], []
+    for srv in both_backends:
+        with _client(srv.url) as c:
+            codes = []
+            for method, path, body in BAD_CORPUS:
+                r = c.request(method, path, json=body) if body is not None else c.request(method, path)
+                codes.append(r.status_code)
+            wait_until(lambda c=c: (lambda q: q["pending"] == q["running"] == 0)(c.get("/groups/d/queue").json()),
+                       120, what="the accepted messages to be processed")
+            queue = c.get("/groups/d/queue").json()
+            episodes = sorted(e["content"] for e in c.get("/episodes/d", params={"last_n": 50}).json())
+            found = [f["fact"] for f in c.post("/search", json={"query": "Rust", "group_ids": ["d"]}).json()["facts"]]
+        answers.append(codes)
+        stored.append((queue["failed"], episodes, found))
+    assert 500 not in answers[0] + answers[1]
+    assert answers[0] == answers[1], list(zip(BAD_CORPUS, *answers, strict=True))
+    assert stored[0] == stored[1]
+    assert stored[0][0] == 0 and len(stored[0][1]) == 3  # the long word, Rust and the emoji were stored

@@ -10,6 +10,7 @@ import contextlib
 import os
 import sqlite3
 import subprocess
+from pathlib import Path
 
 import httpx
 import pytest
@@ -103,3 +104,54 @@ def test_jobs_meeting_a_full_disk_wait_and_run_once_when_space_returns(tmp_path,
         if worker is not None:
             worker.stop()
         api.stop()
+
+
+@pytest.fixture
+def small_pg_database(tmp_path, pg_url):
+    """A database on PostgreSQL whose tables live on a small tmpfs (a tablespace): its disk can be filled."""
+    if os.geteuid() != 0 or os.environ.get("LOREGRAPH_TEST_PG_URL"):
+        pytest.skip("needs root and the local test server (its tablespace is a directory on this machine)")
+    import pwd
+    import uuid
+
+    import psycopg
+
+    pg = pwd.getpwnam("postgres")
+    mount = Path(f"/tmp/lg-tiny-{uuid.uuid4().hex[:8]}")
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=24m,uid={pg.pw_uid},gid={pg.pw_gid},mode=0700", "tmpfs",
+                    str(mount)], check=True)
+    name = "lg_full_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"CREATE TABLESPACE {name} LOCATION '{mount}'")
+        c.execute(f"CREATE DATABASE {name} TABLESPACE {name}")
+    try:
+        yield pg_url.rsplit("/", 1)[0] + "/" + name, mount
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            c.execute(f"DROP TABLESPACE IF EXISTS {name}")
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        with contextlib.suppress(OSError):
+            mount.rmdir()
+
+
+def test_a_full_disk_on_postgresql_is_503_then_recovers(tmp_path, small_pg_database):
+    url, disk = small_pg_database
+    srv = Server(tmp_path / "srv", url).start()
+    try:
+        with httpx.Client(base_url=srv.url, timeout=60) as c:
+            assert c.post("/messages", json=message("I use Rust for the parser.")).status_code == 202
+            filler = fill(disk)
+            full = c.post("/messages", json=BIG)
+            assert full.status_code == 503, full.text
+            assert int(full.headers["Retry-After"]) > 0
+            assert c.get("/health").json()["status"] == "degraded"
+            os.remove(filler)
+            assert c.post("/messages", json=message("I use Kotlin for the app.")).status_code == 202
+            wait_until(lambda: c.get("/groups/g/queue").json()["done"] >= 2, 120, what="the jobs after the disk "
+                                                                                      "was freed")
+            assert c.get("/groups/g/queue").json()["failed"] == 0
+            assert c.get("/health").json()["status"] == "ok"
+    finally:
+        srv.stop()

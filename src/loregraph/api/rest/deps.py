@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Path, Request
+from pydantic import AfterValidator
 
 from loregraph.api.rest.auth import Principal, principal
 from loregraph.assembly.service import Service
+from loregraph.graph.messages import valid_text
 from loregraph.graph.types import GROUP_ID_PATTERN
 from loregraph.store.base import SearchKind
 
@@ -23,7 +25,7 @@ Svc = Annotated[Service, Depends(services)]
 Who = Annotated[Principal, Depends(principal)]
 GroupPath = Annotated[str, Path(min_length=1, max_length=128, pattern=GROUP_ID_PATTERN.pattern,
                                 description="Group id: 1-128 letters, digits, '_', '-', '.', ':' or '@'")]
-IdPath = Annotated[str, Path(min_length=1, max_length=128)]
+IdPath = Annotated[str, Path(min_length=1, max_length=128), AfterValidator(valid_text)]
 
 
 async def readable_group_of(svc: Service, who: Principal, kind: SearchKind, record_id: str) -> str:

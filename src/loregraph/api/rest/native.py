@@ -14,20 +14,25 @@ from pydantic import AfterValidator
 from loregraph.api.rest import format as fmt
 from loregraph.api.rest import models as m
 from loregraph.api.rest.deps import GroupPath, IdPath, Svc, Who
-from loregraph.graph.messages import valid_time
+from loregraph.graph.messages import valid_text, valid_time
 
 log = logging.getLogger("loregraph.api")
 router = APIRouter(prefix="/groups/{group_id}")
 health_router = APIRouter()
 
 HEALTH_TIMEOUT_S = 10.0
+
+
+def _text(v: str | None) -> str | None:
+    return valid_text(v) if v is not None else None
+
 AsOf = Annotated[datetime | None, Query(description="Facts true at this time (ISO-8601)"),
                  AfterValidator(lambda v: valid_time(v) if v is not None else None)]
 
 
 @router.get("/entities", response_model=list[m.Entity], tags=["graph"])
 async def list_entities(group_id: GroupPath, svc: Svc, who: Who,
-                        entity_type: Annotated[str | None, Query(max_length=64)] = None,
+                        entity_type: Annotated[str | None, Query(max_length=64), AfterValidator(_text)] = None,
                         limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> list[m.Entity]:
     who.require(group_id)
     ents = await svc.memory.list_entities(group_id, entity_type=entity_type, limit=limit)
