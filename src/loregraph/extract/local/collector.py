@@ -47,6 +47,7 @@ class Collector:
     clause_we: bool = False  # the clause being related speaks as "we"
     _rel_keys: set[tuple[str, str, str]] = field(default_factory=set)
     _end_keys: set[tuple[Any, ...]] = field(default_factory=set)
+    _pairs: set[tuple[str, str]] = field(default_factory=set)
 
     def ref(self, x: Any) -> str | None:
         if x is SPEAKER:
@@ -56,8 +57,13 @@ class Collector:
     def display(self, x: Any) -> str:
         return self.speaker_name if x is SPEAKER else x.name
 
+    def related(self, s: Any, o: Any) -> bool:
+        """Whether a relation or an ending between ``s`` and ``o`` (either direction) is already there."""
+        sr, orf = self.ref(s), self.ref(o)
+        return bool(sr and orf and ({(sr, orf), (orf, sr)} & self._pairs))
+
     def add(self, s: Any, rtype: str, o: Any, cl: Any, conf: float, qualifier: str = "",
-            role: str = "") -> None:
+            role: str = "", trace: str = "rules") -> None:
         """Add the relation ``s rtype o`` unless it (or its symmetric twin) is already there."""
         if rtype == USES and getattr(o, "type", "") == ORGANIZATION and (s is SPEAKER or s.type == PERSON) \
                 and o.name.split()[-1].lower() in TEAM_HEADS:
@@ -71,6 +77,7 @@ class Collector:
         if rtype in (WORKS_WITH, KNOWS) and (orf, rtype, sr) in self._rel_keys:
             return
         self._rel_keys.add(key)
+        self._pairs.add((sr, orf))
         sd, od = self.display(s), self.display(o)
         poss = "their" if s is SPEAKER else (f"{sd}'s")
         fact = FACT_TEMPLATES[rtype].format(s=sd, o=od)
@@ -81,7 +88,7 @@ class Collector:
         if qualifier:
             fact = f"{fact} {qualifier}"
         self.relations.append(ExtractedRelation(source=sr, type=rtype, target=orf, fact=fact,
-                                                confidence=round(conf, 2)))
+                                                confidence=round(conf, 2), trace=trace))
 
     def end(self, s: Any, rtype: str | None, o: Any, reason: str = "ended") -> None:
         """Say that ``s rtype o`` has ended (``rtype`` None: any relation between the two)."""
@@ -92,6 +99,7 @@ class Collector:
         if key in self._end_keys or (sr, None, orf) in self._end_keys:
             return
         self._end_keys.add(key)
+        self._pairs.add((sr, orf))
         self.endings.append(ExtractedEnding(source=sr, type=rtype, target=orf,
                                             reason=reason))  # a code, never raw message text
         if s is SPEAKER and rtype in (None, USES) and getattr(o, "type", "") in (TOOL, CONCEPT) \

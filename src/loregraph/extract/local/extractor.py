@@ -10,6 +10,7 @@ from loregraph.extract.local.clauses import analyse_clause, is_question, split_c
 from loregraph.extract.local.collector import Collector
 from loregraph.extract.local.endings import apply_supersede
 from loregraph.extract.local.entity_types import assign_refs, type_mentions
+from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
 from loregraph.extract.local.mentions import find_mentions
 from loregraph.extract.local.relations import relate
 from loregraph.extract.local.state import Clause, Parse
@@ -23,8 +24,10 @@ class LocalExtractor:
     name = "local"
 
     def __init__(self, spacy_model: str = DEFAULT_SPACY_MODEL, lexicon: Lexicon | None = None,
-                 use_ner: bool = True) -> None:
+                 use_ner: bool = True, use_meaning: bool = True, embedder: Any = None) -> None:
         self.spacy_model = spacy_model
+        self.use_meaning = use_meaning
+        self._library: PhraseLibrary | None = PhraseLibrary(embedder) if use_meaning else None
         self._lexicon = lexicon
         self.use_ner = use_ner
         self._nlp: Any = None
@@ -83,6 +86,8 @@ class LocalExtractor:
                 cl.question = question
                 analyse_clause(p, cl, prev)
                 relate(p, cl, prev)
+                if self._library is not None:
+                    relate_by_meaning(p, cl, self._library)
                 prev = cl
         apply_supersede(p)
         return Extraction(entities=entities, relations=p.out.relations, endings=p.out.endings, notes=p.notes)

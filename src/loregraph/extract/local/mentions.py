@@ -93,8 +93,9 @@ def find_mentions(st: Parse) -> list[Mention]:
                 continue
             if span.text.lower() in PRONOUNS:
                 continue
-            m = Mention(i, j, e.name, source="lexicon", aliases=list(e.aliases),
-                         ambiguous=e.ambiguous)
+            canonical = e.canonical or e.name  # "k8s" -> Kubernetes, "Postgres" -> PostgreSQL
+            m = Mention(i, j, canonical, source="lexicon",
+                        aliases=[a for a in (e.name, *e.aliases) if a != canonical], ambiguous=e.ambiguous)
             m.vote(e.type, 0.9 if not e.ambiguous else 0.45)
             if e.source == "packages":
                 m.votes[e.type] = 0.6
