@@ -57,6 +57,11 @@ class Collector:
     def display(self, x: Any) -> str:
         return self.speaker_name if x is SPEAKER else x.name
 
+    def has(self, s: Any, rtype: str, o: Any) -> bool:
+        """Whether the relation ``s rtype o`` was added."""
+        sr, orf = self.ref(s), self.ref(o)
+        return bool(sr and orf and (sr, rtype, orf) in self._rel_keys)
+
     def related(self, s: Any, o: Any) -> bool:
         """Whether a relation or an ending between ``s`` and ``o`` (either direction) is already there."""
         sr, orf = self.ref(s), self.ref(o)

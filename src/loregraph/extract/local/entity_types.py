@@ -126,6 +126,7 @@ def _context_votes(st: Parse, m: Mention) -> None:
         if ap.lower_ in PROJECT_APPOS_HEADS:
             own = any(t.lower_ in WE_WORDS | SPEAKER_WORDS for t in ap.children)
             m.vote(PROJECT, 1.3 if own else 0.8)
+            m.owned = m.owned or own
         if ap.lower_ in ROLE_NOUNS:
             m.vote(PERSON, 1.3)
             m.role = m.role or ap.lower_
@@ -138,6 +139,27 @@ def _context_votes(st: Parse, m: Mention) -> None:
                for t in poss) or prev.dep_ in ("nsubj", "pobj", "dobj", "appos", "attr"):
             m.vote(PERSON, 1.5)
             m.role = prev.lower_
+    # role noun and a comma in front: "my editor, Ana Lima, ...", "our head chef, Tomas, ..."
+    if prev is not None and prev.text == "," and prev2 is not None and prev2.lower_ in ROLE_NOUNS \
+            and m.source in ("cap", "candidate", "lexicon") and _possessed_by_speaker(prev2):
+        m.vote(PERSON, 1.5)
+        m.role = prev2.lower_
+    # a work item noun in front, or as the copula's other side: "my plugin Vellum", "our game is Vellum"
+    kind_noun = prev2 if prev is not None and prev.text == "," else prev
+    if kind_noun is not None and kind_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
+            and _possessed_by_speaker(kind_noun):
+        m.vote(PROJECT, 1.3)
+        m.owned = True
+    copula_noun = _copula_other(st, m)
+    if copula_noun is not None and copula_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
+            and _possessed_by_speaker(copula_noun):
+        m.vote(PROJECT, 1.3)
+        m.owned = True
+    # "New project: X"
+    if prev is not None and prev.text == ":" and prev2 is not None and prev2.lower_ in PROJECT_HEADS \
+            and m.source in ("cap", "candidate"):
+        m.vote(PROJECT, 1.5)
+        m.owned = True
     # copula role: "my designer is Maya", "Maya is my designer"
     role = _copula_role(st, m)
     if role:
@@ -257,6 +279,24 @@ def _appos_head(st: Parse, m: Mention) -> Any:
         for t in head.head.children:
             if t.dep_ == "attr" and t.pos_ == "NOUN":
                 return t
+    return None
+
+
+def _possessed_by_speaker(noun: Any) -> bool:
+    """"my/our (new) <noun>": the noun has a first-person possessive."""
+    return any(c.dep_ == "poss" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in noun.children) or any(
+        t.lower_ in ("my", "our") for t in noun.doc[max(noun.sent.start, noun.i - 3):noun.i])
+
+
+def _copula_other(st: Parse, m: Mention) -> Any:
+    """The noun on the other side of "is" from the mention: "our game is X" / "X is our game" → game."""
+    head = st.doc[m.end - 1]
+    verb = head.head
+    if verb.lemma_ != "be" or head.dep_ not in ("attr", "nsubj"):
+        return None
+    for t in verb.children:
+        if t.i != head.i and t.dep_ in ("nsubj", "attr") and t.pos_ == "NOUN":
+            return t
     return None
 
 

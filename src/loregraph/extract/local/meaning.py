@@ -34,7 +34,8 @@ from loregraph.extract.local.kinds import (
     WORKS_ON,
     WORKS_WITH,
 )
-from loregraph.extract.local.state import Clause, Mention, Parse, clause_mentions, lemma
+from loregraph.extract.local.state import Clause, Mention, Parse, clause_mentions, lemma, resolve_person
+from loregraph.extract.local.words import PEOPLE_NOUNS, ROLE_NOUNS
 
 log = logging.getLogger(__name__)
 
@@ -233,8 +234,12 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
     if cl.question or cl.hypothetical or not cl.verbs or not library.available:
         return
     subjects = [s for s in cl.subj if (s is SPEAKER and st.speaker_ok) or (s is not SPEAKER and s.type)]
+    generic = False
     if not subjects:
-        return
+        owner = _generic_subject(st, cl)
+        if owner is None:
+            return
+        subjects, generic = [owner], True
     ms = [m for m in clause_mentions(st, cl) if m.type and m.ref]
     subj_ids = {id(s) for s in subjects}
     first_verb = min(v.i for v in cl.verbs if cl.start <= v.i < cl.end) if any(
@@ -259,6 +264,10 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             prev_obj, prev_verdict = o, verdict
             if verdict is None or verdict.label == NONE:
                 continue
+            if generic and (verdict.label not in (USES, DEPENDS_ON, END) or kind != "tool"):
+                continue  # "the invoices go through X": the speaker's work uses X, nothing more
+            if generic and verdict.label == DEPENDS_ON:
+                verdict = Verdict(USES, verdict.example, verdict.similarity, verdict.confidence)
             _emit(st, cl, s, o, kind, verdict)
         if s is not SPEAKER and s.type == PERSON:
             _acts_on_speaker(st, cl, s, start, library)
@@ -267,6 +276,7 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             verdict = library.classify(phrase, "self")
             if verdict is not None and verdict.label == END and st.speaker_ok:
                 st.out.end(SPEAKER, None, s, reason="meaning")
+    _co_subjects(st, cl, subjects, objs)
 
 
 def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> None:
@@ -288,6 +298,48 @@ def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> N
     if kind == "tool" and s is not SPEAKER and s.type == TOOL and rtype == USES:
         rtype = DEPENDS_ON  # a tool built on another depends on it
     st.out.add(s, rtype, o, cl, v.confidence, trace=trace)
+
+
+def _co_subjects(st: Parse, cl: Clause, subjects: list[Any], objs: list[Mention]) -> None:
+    """"Ana and I are rewriting X": the speaker works with Ana when the clause is about shared work."""
+    if SPEAKER not in subjects or not st.speaker_ok or cl.negated or cl.ended:
+        return
+    people = [s for s in subjects if s is not SPEAKER and s.type == PERSON]
+    if not people:
+        return
+    lems = {lemma(v) for v in cl.verbs}
+    work_objects = [o for o in objs if o.type in (PROJECT, TOOL, CONCEPT)]
+    if not work_objects and not lems & {"pair", "work", "collaborate", "build", "write", "run", "co-author"}:
+        return
+    for p in people:
+        if not st.out.related(SPEAKER, p):
+            st.out.add(SPEAKER, WORKS_WITH, p, cl, 0.8, trace="rules: X and I <verb> (shared work)")
+        for o in work_objects:
+            if o.type == PROJECT and st.out.has(SPEAKER, WORKS_ON, o) and not st.out.related(p, o):
+                st.out.add(p, WORKS_ON, o, cl, 0.8, trace="rules: X and I work on it")
+
+
+def _generic_subject(st: Parse, cl: Clause) -> Any:
+    """The owner of a clause whose subject is a plain noun: "the invoices go through X" → the speaker;
+    "Acme's stack is X" → Acme; "his team runs X" → him. None for people nouns ("the kids use X")."""
+    first_verb = cl.verbs[0].i if cl.verbs else cl.end
+    for t in st.doc[cl.start:min(first_verb, cl.end)]:
+        if t.dep_ not in ("nsubj", "nsubjpass") or st.at[t.i] != -1:
+            continue
+        if t.pos_ not in ("NOUN",) and t.lower_ not in ("most", "all", "everything"):
+            return None
+        if t.lower_ in ROLE_NOUNS or t.lower_ in PEOPLE_NOUNS or lemma(t) in PEOPLE_NOUNS:
+            return None
+        for c in t.subtree:
+            if c.i < t.i and st.at[c.i] != -1 and c.dep_ == "poss":
+                m = st.mentions[st.at[c.i]]
+                return m if m.type in (ORGANIZATION, PROJECT) else None
+            if c.dep_ == "poss" and c.lower_ in ("his", "her"):
+                return resolve_person(st, c.i)
+            if c.dep_ == "poss" and c.lower_ in ("their", "your"):
+                return None
+        return SPEAKER if st.speaker_ok else None
+    return None
 
 
 def _acts_on_speaker(st: Parse, cl: Clause, s: Mention, start: int, library: PhraseLibrary) -> None:

@@ -22,6 +22,7 @@ from loregraph.extract.local.words import (
     GENERIC_ADJ,
     GENERIC_CAPS,
     HONORIFICS,
+    ORG_OF_HEADS,
     ORG_SUFFIXES,
     PROJECT_HEADS,
     PRONOUNS,
@@ -112,10 +113,7 @@ def find_mentions(st: Parse) -> list[Mention]:
         if tok.lower_ in ROLE_NOUNS | PROJECT_HEADS and i + 1 < n and is_capish(doc[i + 1]):
             i += 1  # "CTO Elena", "Project Heron": the role/kind word is not part of the name
             continue
-        j = i + 1
-        while j < n and is_capish(doc[j]) and doc[j].lower_ not in PRONOUNS \
-                and doc[j - 1].text not in {"'s", "’s"} and doc[j].lower_ not in STOP_CAPS:
-            j += 1
+        j = _extend_caps(doc, i + 1)
         span = doc[i:j]
         if j < n and doc[j].text == "-" and not doc[j].whitespace_ and j + 1 < n and doc[j + 1].is_lower:
             i = j  # "Atlassian-free", "React-based": a modifier, not a mention
@@ -194,9 +192,36 @@ def _ambiguous_ok(st: Parse, span: Any) -> bool:
     return not (len(span) == 1 and first.pos_ == "VERB" and first.dep_ in ("ROOT", "conj", "xcomp"))
 
 
+def _extend_caps(doc: Any, j: int) -> int:
+    """End of a capitalised name starting before ``j``: through "'s <Org word>" ("St. Mary's Hospital"),
+    "<Org word> of <Name>" ("University of Leeds") and "&" ("Marks & Spencer")."""
+    n = len(doc)
+    while j < n:
+        t = doc[j]
+        if is_capish(t) and t.lower_ not in PRONOUNS and doc[j - 1].text not in {"'s", "’s"} \
+                and t.lower_ not in STOP_CAPS:
+            j += 1
+            continue
+        nxt = doc[j + 1] if j + 1 < n else None
+        if nxt is None or not is_capish(nxt) or nxt.lower_ in PRONOUNS or nxt.lower_ in STOP_CAPS:
+            break
+        if t.text in ("'s", "’s") and nxt.lower_ in ORG_SUFFIXES and (j + 2 >= n or not is_capish(doc[j + 2])):
+            j += 2
+            continue
+        if t.lower_ == "of" and doc[j - 1].lower_ in ORG_OF_HEADS:
+            j += 2
+            continue
+        if t.text == "&":
+            j += 2
+            continue
+        break
+    return j
+
+
 def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     """Lower-case noun phrases that name teams, projects or concepts."""
-    toks = [t for t in chunk if t.pos_ not in ("DET", "PRON", "PUNCT", "NUM") and t.dep_ != "poss"]
+    toks = [t for t in chunk if t.pos_ not in ("DET", "PRON", "PUNCT", "NUM") and t.dep_ != "poss"
+            and t.tag_ != "POS"]
     while toks and toks[0].pos_ == "ADJ" and toks[0].lower_ in EVALUATIVE_ADJ:
         toks = toks[1:]
     if not toks:
@@ -251,7 +276,8 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None
     if nxt is not None and nxt.lower_ in ("called", "named", "codenamed", ","):
         return None
-    owner_verbs = {"maintain", "own", "lead", "build", "rewrite", "launch", "ship", "run", "start", "manage"}
+    owner_verbs = {"maintain", "own", "lead", "build", "rewrite", "launch", "ship", "run", "start", "manage",
+                   "take", "inherit", "finish", "design", "write", "draft", "create"}
     if ((prep == "on" and gword in WORK_VERBS | COLLAB_VERBS | {"be", "focus"})
             or (prep == "" and definite and gword in owner_verbs)) and hl in WORK_ITEM_HEADS and mods \
             and all(t.pos_ in ("NOUN", "ADJ", "PROPN", "VERB") for t in mods):

@@ -79,6 +79,11 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 st.out.add(SPEAKER, rel, m, cl, 0.85, role=m.role)
                 if _is_new_role(st, m):
                     st.out.events.append(NewRole(m.role, m))
+    # the speaker's own work item: "my plugin X", "X, our app", "New project: X"
+    for m in ms:
+        if m.type == PROJECT and m.owned and st.speaker_ok and not cl.question and not cl.hypothetical \
+                and not cl.negated and not cl.ended:
+            st.out.add(SPEAKER, WORKS_ON, m, cl, 0.8, trace="rules: the speaker's own work item")
     if cl.question or cl.hypothetical:
         return
     verbs = cl.verbs

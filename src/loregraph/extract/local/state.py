@@ -37,6 +37,7 @@ class Mention:
     ref: str = ""
     in_question: bool = False
     role: str = ""  # role noun in front of it ("designer" in "my designer Maya")
+    owned: bool = False  # the speaker's own work item ("my plugin X", "X, our app")
 
     def vote(self, etype: str, weight: float) -> None:
         self.votes[etype] = self.votes.get(etype, 0.0) + weight
