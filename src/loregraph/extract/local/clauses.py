@@ -133,6 +133,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         subj_clean = list(prev.subj)
         cl.verbs = list(prev.verbs)
         cl.inherited = True
+    elif not subj and prev is None and verbs and st.speaker_ok and _diary_verb(st, cl, verbs[0]):
+        subj_clean = [SPEAKER]  # "Stopped using X.", "Ditched X for Y": the speaker, left unsaid
     cl.subj = subj_clean
     # flags
     lems = [lemma(v) for v in cl.verbs]
@@ -174,3 +176,15 @@ def is_question(sent: Any) -> bool:
         sent[0].lower_ in {"can", "could", "would", "should", "do", "does", "did", "is", "are",
                            "have", "has", "what", "how", "why", "which", "who", "where", "when"}
         and sent.text.rstrip().endswith("?"))
+
+
+def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
+    """A sentence that opens with a past or present verb and has no subject ("Switched to X last week")."""
+    first = next((t for t in st.doc[cl.start:cl.end] if t.pos_ not in ("ADV", "INTJ", "PUNCT", "CCONJ")), None)
+    if first is None or first.i != verb.i:
+        return False
+    if not verb.is_sent_start and st.doc[verb.i - 1].text not in (".", "!", ":"):
+        return False
+    if verb.tag_ not in ("VBD", "VBN", "VBZ", "VBP", "VBG") or verb.lemma_ in ("be", "have", "do", "thank", "love"):
+        return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
+    return not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.kinds import DEPENDS_ON, KNOWS, USES, WORKS_ON, WORKS_WITH
+from loregraph.extract.local.kinds import DEPENDS_ON, KNOWS, PART_OF, USES, WORKS_ON, WORKS_WITH
 
 if TYPE_CHECKING:
     from loregraph.extract.local.state import Mention, Parse
@@ -29,6 +29,14 @@ class MovedProject:
 
 
 @dataclass(frozen=True, slots=True)
+class MovedOrg:
+    """Someone moved to an organisation: their PART_OF facts to other organisations end."""
+
+    subject: Any  # SPEAKER or a Mention
+    org: Mention
+
+
+@dataclass(frozen=True, slots=True)
 class NewRole:
     """"my new manager X": the speaker's earlier fact naming that role for someone else ends."""
 
@@ -36,7 +44,7 @@ class NewRole:
     person: Mention
 
 
-EndingEvent = SpeakerDropped | MovedProject | NewRole
+EndingEvent = SpeakerDropped | MovedProject | MovedOrg | NewRole
 
 
 def apply_supersede(p: Parse) -> None:
@@ -69,6 +77,19 @@ def apply_supersede(p: Parse) -> None:
                          (s is SPEAKER and f.source_name.casefold() in speaker_names)
                 if src_ok:
                     p.out.end_fact(f.id, f"moved to {newp.name}")
+            continue
+        if isinstance(event, MovedOrg):
+            s, org = event.subject, event.org
+            sname = p.speaker_name if s is SPEAKER else s.name
+            for f in facts:
+                if f.type != PART_OF or f.target_name.casefold() == org.name.casefold() or (
+                        org.existing_id and f.target_id == org.existing_id):
+                    continue
+                src_ok = (s is not SPEAKER and (f.source_id == s.existing_id or
+                                                f.source_name.casefold() == sname.casefold())) or \
+                         (s is SPEAKER and f.source_name.casefold() in speaker_names)
+                if src_ok:
+                    p.out.end_fact(f.id, f"moved to {org.name}")
             continue
         role, m = event.role, event.person
         for f in facts:

@@ -51,7 +51,12 @@ def find_mentions(st: Parse) -> list[Mention]:
             first = norm_key(words[0])
             if first not in cand_index and first.rstrip(".") not in HONORIFICS:
                 cand_index[first] = (c, False)
-        if len(words) >= 2 and words[-1].lower() in (WORK_ITEM_HEADS | PROJECT_HEADS | TEAM_HEADS):
+        if c.type == ORGANIZATION and len(words) >= 2 and words[-1].lower() in ORG_SUFFIXES \
+                and words[0][:1].isupper() and len(words[0]) >= 4:
+            first = norm_key(words[0])  # "Initech" for "Initech Labs"
+            if first not in cand_index and first not in PRONOUNS:
+                cand_index[first] = (c, False)
+        if len(words) >= 2 and words[-1].lower() in (WORK_ITEM_HEADS | PROJECT_HEADS | TEAM_HEADS | ORG_SUFFIXES):
             short_name = " ".join(words[:-1])
             if len(short_name) >= 4:
                 cand_index.setdefault(norm_key(short_name), (c, True))

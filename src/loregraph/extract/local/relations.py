@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.endings import MovedProject, NewRole
+from loregraph.extract.local.endings import MovedOrg, MovedProject, NewRole
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -37,6 +37,7 @@ from loregraph.extract.local.words import (
     COLLAB_VERBS,
     DECIDE_VERBS,
     DEPEND_VERBS,
+    ENDED_MARKERS,
     FOND_OF,
     FOND_OF_PAIRS,
     FRIEND_ROLES,
@@ -79,6 +80,15 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 st.out.add(SPEAKER, rel, m, cl, 0.85, role=m.role)
                 if _is_new_role(st, m):
                     st.out.events.append(NewRole(m.role, m))
+    # "Ana quit", "Ana retired", "Ana left last week": the speaker no longer works with her
+    if not cl.question and not cl.hypothetical and not cl.negated and cl.verbs and st.speaker_ok:
+        v0 = lemma(cl.verbs[0])
+        leaving = v0 in LEAVE_VERBS | {"retire"} or (v0 == "step" and any(
+            c.lower_ == "down" for c in cl.verbs[0].children))
+        if leaving and not any(m.start > cl.verbs[0].i for m in ms):
+            for s in cl.subj:
+                if s is not SPEAKER and s.type == PERSON:
+                    st.out.end(SPEAKER, WORKS_WITH, s, reason="left")
     # the speaker's own work item: "my plugin X", "X, our app", "New project: X"
     for m in ms:
         if m.type == PROJECT and m.owned and st.speaker_ok and not cl.question and not cl.hypothetical \
@@ -143,9 +153,16 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         if cl.ended or (cl.negated and g not in LEAVE_VERBS):
             if cl.negated and not cl.ended and (g in ("be",) or not verbs):
                 continue
+            if o.type in (TOOL, CONCEPT) and p in ("for", "with", "to", "onto") and not cl.negated \
+                    and not any(mk in " ".join(t.lower_ for t in doc[cl.start:cl.end]) for mk in ENDED_MARKERS):
+                for s in srcs if proj_obj is None else [proj_obj]:
+                    st.out.add(s, USES, o, cl, conf, trace="rules: dropped X for Y (the successor)")
+                continue
             rtype = _rel_for(st, g, p, o, cl)
             if rtype is None and cl.ended:
                 rtype = None
+            if any(st.out.has(s, USES, o) for s in srcs):
+                continue  # "ditched X for Y, everything's in Y now": Y was just taken up
             for s in srcs if proj_obj is None else [proj_obj]:
                 if cl.ended or (cl.negated and rtype in (USES, WORKS_ON, PART_OF)
                                 and any(t.tag_ in ("VBP", "VBZ", "VBG") for t in verbs)):
@@ -155,6 +172,11 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             for s in srcs:
                 st.out.end(s, PART_OF if o.type == ORGANIZATION else WORKS_ON, o)
             continue
+        if o.type == ORGANIZATION and g in SWITCH_VERBS | {"go", "join"} and p in ("to", "") \
+                and not cl.negated and not cl.ended:
+            for s in srcs:
+                if s is SPEAKER or s.type == PERSON:
+                    st.out.events.append(MovedOrg(s, o))  # "Ana moved to Initech": her other PART_OF facts end
         rtype = _rel_for(st, g, p, o, cl)
         if rtype is None:
             continue
@@ -294,6 +316,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
     if t == ORGANIZATION:
         if p == "from":
             return None  # "joined us from Deliveroo": a former employer
+        if any(x.lower_ in ("after", "before", "formerly", "previously", "used") for x in st.doc[cl.start:o.start]):
+            return None  # "after four years at X": a former place
         if p in ("at", "for") and (g in ("work", "be", "intern", "start", "join", "consult")
                                    or _role_attr(st, cl)):
             return PART_OF
@@ -336,7 +360,7 @@ def _role_is_speakers(st: Parse, m: Mention) -> bool:
 def _is_new_role(st: Parse, m: Mention) -> bool:
     doc = st.doc
     window = doc[max(0, m.start - 6):min(len(doc), m.end + 4)]
-    return any(t.lower_ in ("new",) for t in window)
+    return any(t.lower_ in ("new", "now") for t in window)
 
 
 def _has_tool_after(st: Parse, m: Mention, cl: Clause) -> bool:
