@@ -150,6 +150,10 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         cl.hypothetical = True
     if prev is not None and cl.inherited and prev.hypothetical:
         cl.hypothetical = True
+    if " over " in text_low and any(lem in ("take", "pick", "choose") for lem in lems) \
+            and aux_low & {"'d", "would"} and " if " not in text_low:
+        cl.hypothetical = False  # "I'd take X over Y any day": a preference stated now
+        cl.preference = True
     if any(lem in DECIDE_VERBS for lem in lems) and not (aux_low & MODALS):
         cl.hypothetical = False
     cl.negated = any(t.dep_ == "neg" or t.lower_ in ("not", "n't", "never") for t in toks) \

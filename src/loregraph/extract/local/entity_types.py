@@ -136,7 +136,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
     if prev is not None and prev.lower_ in ROLE_NOUNS and m.source in ("cap", "candidate", "lexicon"):
         poss = [t for t in prev.children if t.dep_ == "poss"] or ([prev2] if prev2 is not None else [])
         if any(t is not None and t.lower_ in SPEAKER_WORDS | WE_WORDS | {"his", "her", "their"}
-               for t in poss) or prev.dep_ in ("nsubj", "pobj", "dobj", "appos", "attr"):
+               for t in poss) or prev.dep_ in ("nsubj", "pobj", "dobj", "appos", "attr") \
+                or _possessed_by_speaker(prev):
             m.vote(PERSON, 1.5)
             m.role = prev.lower_
     # role noun and a comma in front: "my editor, Ana Lima, ...", "our head chef, Tomas, ..."
@@ -144,6 +145,11 @@ def _context_votes(st: Parse, m: Mention) -> None:
             and m.source in ("cap", "candidate", "lexicon") and _possessed_by_speaker(prev2):
         m.vote(PERSON, 1.5)
         m.role = prev2.lower_
+    # "a friend of mine, X"
+    if prev is not None and prev.text == "," and i >= 4 and doc[i - 2].lower_ in ("mine", "ours") \
+            and doc[i - 3].lower_ == "of" and doc[i - 4].lower_ in ROLE_NOUNS and m.source in ("cap", "candidate"):
+        m.vote(PERSON, 1.5)
+        m.role = doc[i - 4].lower_
     # a work item noun in front, or as the copula's other side: "my plugin Vellum", "our game is Vellum"
     kind_noun = prev2 if prev is not None and prev.text == "," else prev
     if kind_noun is not None and kind_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from loregraph.extract.base import CandidateEntity
@@ -24,6 +25,7 @@ from loregraph.extract.local.words import (
     HONORIFICS,
     ORG_OF_HEADS,
     ORG_SUFFIXES,
+    PROJECT_APPOS_HEADS,
     PROJECT_HEADS,
     PRONOUNS,
     ROLE_NOUNS,
@@ -90,7 +92,7 @@ def find_mentions(st: Parse) -> list[Mention]:
             continue
         for j in range(min(n, i + lex.max_words), i, -1):
             span = doc[i:j]
-            if span[-1].is_punct and j - i > 1:
+            if span[-1].is_punct and j - i > 1 and span[-1].text not in ("#", "+"):
                 continue
             e = lex.get(span.text)
             if e is None:
@@ -136,6 +138,9 @@ def find_mentions(st: Parse) -> list[Mention]:
         spans.append((2, i, j, m))
         i = j
 
+    for lm in _lowercase_named_work(st):
+        spans.append((1, lm.start, lm.end, lm))
+
     # (d) lower-case noun phrases in strong positions
     for chunk in doc.noun_chunks:
         npm = _np_mention(st, chunk)
@@ -166,6 +171,15 @@ def find_mentions(st: Parse) -> list[Mention]:
         accepted.append(m)
         for k in range(i, j):
             st.at[k] = idx
+    # versions kept whole: "Godot 4", "Atlas v2", "Python 3.12" (a tool keeps its plain name as an alias)
+    for m in accepted:
+        if m.end < n and st.at[m.end] == -1 and _is_version(doc, m.end):
+            base = doc[m.start:m.end].text
+            m.end += 1
+            m.name = f"{m.name} {doc[m.end - 1].text}"
+            if _best_vote(m) != ORGANIZATION:
+                m.aliases = [*m.aliases, base] if _best_vote(m) == TOOL else m.aliases
+            st.at[m.end - 1] = accepted.index(m)
     # merge "<known name> <Org suffix>" into an organisation ("Snowflake Inc")
     for m in accepted:
         if m.source in ("lexicon", "cap") and m.end < n and doc[m.end].lower_ in ORG_SUFFIXES \
@@ -185,6 +199,48 @@ def find_mentions(st: Parse) -> list[Mention]:
         if m.name.endswith(("'s", "’s")):
             m.name = m.name[:-2]
     return st.mentions
+
+
+_VERSION = re.compile(r"^(v\d+(\.\d+)*|\d+(\.\d+)+|\d{1,2})$", re.I)
+_COUNTED = frozenset({"week", "weeks", "day", "days", "month", "months", "year", "years", "hour", "hours", "time",
+                      "times", "people", "minute", "minutes", "%", "k", "m"})
+
+
+def _is_version(doc: Any, k: int) -> bool:
+    """A version right after a name: "4" in "Godot 4", "v2", "3.12" (not "2 weeks", not a year)."""
+    t = doc[k]
+    if not _VERSION.match(t.text) or (t.whitespace_ == "" and k + 1 < len(doc) and doc[k + 1].is_alpha):
+        return False
+    nxt = doc[k + 1] if k + 1 < len(doc) else None
+    return not (nxt is not None and (nxt.lower_ in _COUNTED or nxt.pos_ == "NOUN"))
+
+
+def _best_vote(m: Mention) -> str:
+    return max(m.votes.items(), key=lambda kv: kv[1])[0] if m.votes else ""
+
+
+def _lowercase_named_work(st: Parse) -> list[Mention]:
+    """Lower-case names given a work-item appositive: "I maintain quill, a Rust crate for ..." → project."""
+    out = []
+    doc = st.doc
+    for t in doc:
+        if not t.is_lower or not t.is_alpha or t.is_stop or len(t) < 3 or t.pos_ not in ("NOUN", "PROPN", "X", "ADJ"):
+            continue
+        if any(c.dep_ in ("det", "poss", "amod", "compound") for c in t.children):
+            continue
+        if t.i + 2 >= len(doc) or doc[t.i + 1].text != ",":
+            continue
+        k = t.i + 2
+        while k < len(doc) and k < t.i + 8 and doc[k].pos_ in ("DET", "PRON", "ADJ", "NOUN", "PROPN", "NUM") \
+                and doc[k].lower_ not in PROJECT_APPOS_HEADS:
+            k += 1
+        if k < len(doc) and doc[k].lower_ in PROJECT_APPOS_HEADS and doc[t.i + 2].pos_ in ("DET", "PRON"):
+            m = Mention(t.i, t.i + 1, t.text, source="np-strong")
+            m.vote(PROJECT, 1.2)
+            m.owned = any(x.lower_ in ("my", "our") for x in doc[t.i + 2:k]) or any(
+                x.lower_ in ("i", "we") and x.dep_ == "nsubj" for x in doc[t.sent.start:t.i])
+            out.append(m)
+    return out
 
 
 def _ambiguous_ok(st: Parse, span: Any) -> bool:

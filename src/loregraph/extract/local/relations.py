@@ -264,8 +264,10 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
     if t in (TOOL, CONCEPT):
         if p in ("over", "than", "instead", "vs", "versus") or (p == "to" and g in PREFER_VERBS):
             return None
-        if g in PREFER_VERBS:
+        if g in PREFER_VERBS or (cl.preference and p == ""):
             return PREFERS
+        if (g == "go" and p == "with") or (g == "land" and p == "on") or (g == "end" and p == "with"):
+            return DECIDED
         if lems & DECIDE_VERBS:
             return DECIDED
         if g in DEPEND_VERBS:

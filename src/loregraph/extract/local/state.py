@@ -57,6 +57,7 @@ class Clause:
     hedged: bool = False
     alone: bool = False
     inherited: bool = False
+    preference: bool = False  # "I'd take X over Y": the first object is preferred
 
 
 @dataclass(slots=True)
