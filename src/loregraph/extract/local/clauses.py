@@ -133,6 +133,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         subj_clean = list(prev.subj)
         cl.verbs = list(prev.verbs)
         cl.inherited = True
+    elif not subj and prev is None and st.speaker_ok and _fan_fragment(st, cl):
+        subj_clean = [SPEAKER]  # "big fan of X": the speaker, left unsaid
     elif not subj and prev is None and verbs and st.speaker_ok and _diary_verb(st, cl, verbs[0]):
         subj_clean = [SPEAKER]  # "Stopped using X.", "Ditched X for Y": the speaker, left unsaid
     cl.subj = subj_clean
@@ -192,3 +194,12 @@ def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
     if verb.tag_ not in ("VBD", "VBN", "VBZ", "VBP", "VBG") or verb.lemma_ in ("be", "have", "do", "thank", "love"):
         return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
     return not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)
+
+
+def _fan_fragment(st: Parse, cl: Clause) -> bool:
+    """A clause that opens with "(big) fan of", "huge believer in": a preference with no subject."""
+    toks = [t for t in st.doc[cl.start:min(cl.end, cl.start + 4)] if t.pos_ not in ("DET", "INTJ", "PUNCT")]
+    for a, b in itertools.pairwise(toks):
+        if a.lower_ in ("fan", "fans", "believer", "advocate", "lover") and b.lower_ in ("of", "in"):
+            return all(t.pos_ in ("ADJ", "ADV", "DET") for t in toks[:toks.index(a)])
+    return False

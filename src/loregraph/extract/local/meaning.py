@@ -255,6 +255,9 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             kind = _KIND_OF_TYPE.get(o.type)
             if kind is None:
                 continue
+            if kind == "tool" and _copula_tool(st, cl, s, start, o, generic):
+                prev_obj, prev_verdict = o, Verdict(USES, "<thing> is <tool>", 1.0, 0.8)
+                continue
             between = st.doc[prev_obj.end:o.start].text.strip().lower() if prev_obj is not None else None
             if prev_obj is not None and prev_verdict is not None and _KIND_OF_TYPE.get(prev_obj.type) == kind \
                     and between in ("and", "or", ",", ", and", "&", "+", "plus", "as well as"):
@@ -264,7 +267,7 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             prev_obj, prev_verdict = o, verdict
             if verdict is None or verdict.label == NONE:
                 continue
-            if generic and (verdict.label not in (USES, DEPENDS_ON, END) or kind != "tool"):
+            if generic and (verdict.label not in (USES, DEPENDS_ON, DECIDED, END) or kind != "tool"):
                 continue  # "the invoices go through X": the speaker's work uses X, nothing more
             if generic and verdict.label == DEPENDS_ON:
                 verdict = Verdict(USES, verdict.example, verdict.similarity, verdict.confidence)
@@ -300,6 +303,23 @@ def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> N
     st.out.add(s, rtype, o, cl, v.confidence, trace=trace)
 
 
+_COPULA_PHRASES = frozenset({"be", "be all", "be now", "be still", "be just", "be entirely", "be mostly", "be pure",
+                             "be 100", "be basically", "be all in"})
+
+
+def _copula_tool(st: Parse, cl: Clause, s: Any, start: int, o: Mention, generic: bool) -> bool:
+    """"crash reporting is X", "the app is X on Y", "Acme's stack is X": the owner uses X (a rule)."""
+    if not cl.verbs or lemma(cl.verbs[0]) != "be" or cl.negated or cl.ended:
+        return False
+    if not (generic or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
+        return False
+    if predicate_phrase(st, start, o.start) not in _COPULA_PHRASES:
+        return False
+    rtype = USES
+    st.out.add(s, rtype, o, cl, 0.8, trace="rules: <thing> is <tool>")
+    return True
+
+
 def _co_subjects(st: Parse, cl: Clause, subjects: list[Any], objs: list[Mention]) -> None:
     """"Ana and I are rewriting X": the speaker works with Ana when the clause is about shared work."""
     if SPEAKER not in subjects or not st.speaker_ok or cl.negated or cl.ended:
@@ -328,6 +348,9 @@ def _generic_subject(st: Parse, cl: Clause) -> Any:
             continue
         if t.pos_ not in ("NOUN",) and t.lower_ not in ("most", "all", "everything"):
             return None
+        if t.lower_ in ("team", "squad", "crew", "org") and any(
+                c.lower_ in ("the", "our", "my") for c in t.children):
+            return SPEAKER if st.speaker_ok else None  # "the team picked X": the speaker's team
         if t.lower_ in ROLE_NOUNS or t.lower_ in PEOPLE_NOUNS or lemma(t) in PEOPLE_NOUNS:
             return None
         for c in t.subtree:
