@@ -87,6 +87,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         in_pp = prev_t is not None and prev_t.pos_ == "ADP" and prev_t.lower_ not in ("and",)
         if st.at[k] != -1:
             m = st.mentions[st.at[k]]
+            if m.is_speaker and not in_pp:
+                subj.append(SPEAKER)
             if not in_pp and m.type and k == m.start and not in_prep_phrase(st, m, cl.start):
                 subj.append(m)
             k = m.end
@@ -135,6 +137,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         cl.inherited = True
     elif not subj and prev is None and st.speaker_ok and _fan_fragment(st, cl):
         subj_clean = [SPEAKER]  # "big fan of X": the speaker, left unsaid
+        if not cl.verbs:
+            cl.verbs = [t for t in toks if t.lower_ in ("fan", "fans", "believer", "advocate", "lover")][:1]
     elif not subj and prev is None and verbs and st.speaker_ok and _diary_verb(st, cl, verbs[0]):
         subj_clean = [SPEAKER]  # "Stopped using X.", "Ditched X for Y": the speaker, left unsaid
     cl.subj = subj_clean
@@ -189,7 +193,8 @@ def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
     first = next((t for t in st.doc[cl.start:cl.end] if t.pos_ not in ("ADV", "INTJ", "PUNCT", "CCONJ")), None)
     if first is None or first.i != verb.i:
         return False
-    if not verb.is_sent_start and st.doc[verb.i - 1].text not in (".", "!", ":"):
+    if not first.is_sent_start and st.doc[first.i - 1].text not in (".", "!", ":") and not (
+            st.doc[cl.start].is_sent_start and all(t.pos_ in ("ADV", "INTJ") for t in st.doc[cl.start:first.i])):
         return False
     if verb.tag_ not in ("VBD", "VBN", "VBZ", "VBP", "VBG") or verb.lemma_ in ("be", "have", "do", "thank", "love"):
         return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"

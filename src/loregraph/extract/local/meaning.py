@@ -197,12 +197,24 @@ def predicate_phrase(st: Parse, start: int, end: int) -> str:
     return " ".join(words[-8:])
 
 
+def _compared(st: Parse, o: Mention) -> bool:
+    """The object of a comparison ("over X", "than X", "instead of X", "vs X"): no relation of its own."""
+    words = [t.lower_ for t in st.doc[max(0, o.start - 2):o.start]]
+    return bool(words) and (words[-1] in ("over", "than", "vs", "vs.", "versus") or words[-2:] == ["instead", "of"]
+                            or words[-2:] == ["rather", "than"])
+
+
 def _phrase_start(st: Parse, cl: Clause, start: int, o: Mention) -> int:
     """Where the predicate of ``o`` begins: its governing verb, or after the last name before it."""
     k = start
     for i in range(o.start - 1, start - 1, -1):
         t = st.doc[i]
         if st.at[i] != -1 and st.at[i] != st.at[o.start]:
+            earlier = st.mentions[st.at[i]]
+            gap = st.doc[earlier.end:o.start]
+            if len(gap) == 1 and gap[0].lower_ in ("for", "with", "to", "onto", "into") and earlier.start > 0 \
+                    and st.doc[earlier.start - 1].pos_ == "VERB":
+                continue  # "left X for Y": the verb before X governs Y too
             return i + 1 if st.mentions[st.at[i]].end <= o.start else k
         if t.pos_ in ("VERB", "AUX") and st.at[i] == -1:
             # the verb group: auxiliaries, negation and particles in front of it belong to it
@@ -253,7 +265,7 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             if o.start < start:
                 continue
             kind = _KIND_OF_TYPE.get(o.type)
-            if kind is None:
+            if kind is None or (_compared(st, o) and (s is SPEAKER or s.type not in (TOOL, CONCEPT))):
                 continue
             if kind == "tool" and _copula_tool(st, cl, s, start, o, generic):
                 prev_obj, prev_verdict = o, Verdict(USES, "<thing> is <tool>", 1.0, 0.8)

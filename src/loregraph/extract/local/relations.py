@@ -329,6 +329,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return PART_OF
         if g == "join" or (g in SWITCH_VERBS and p == "to"):
             return PART_OF
+        if p == "" and g in ("found", "co-found", "cofound"):
+            return PART_OF  # "I co-founded Lumen"
         if p == "" and g in ("lead", "run", "manage", "head", "chair") and is_team(o.name):
             return PART_OF
         if g == "be" and p in ("on", "in", "of", "with"):

@@ -38,6 +38,7 @@ class Mention:
     in_question: bool = False
     role: str = ""  # role noun in front of it ("designer" in "my designer Maya")
     owned: bool = False  # the speaker's own work item ("my plugin X", "X, our app")
+    is_speaker: bool = False  # the speaker's own name ("I'm Marcus, a data scientist")
 
     def vote(self, etype: str, weight: float) -> None:
         self.votes[etype] = self.votes.get(etype, 0.0) + weight
@@ -92,6 +93,20 @@ def is_capish(tok: Any) -> bool:
     return t[0].isupper() or any(c.isupper() for c in t[1:])
 
 
+_CO_VERBS = frozenset({"found", "author", "maintain", "write", "host", "lead", "own", "create", "direct", "chair",
+                       "teach", "edit", "report", "produce", "organize", "organise", "manage", "run", "sign", "star"})
+
+
+def _co_verb(rest: str) -> str:
+    """Base form of the verb after "co-" ("founded" → "found", "writing" → "write")."""
+    for suf, rep in (("ing", "e"), ("ing", ""), ("ed", ""), ("ed", "e"), ("d", ""), ("es", ""), ("s", ""), ("", "")):
+        if rest.endswith(suf):
+            cand = rest[: len(rest) - len(suf)] + rep if suf else rest
+            if cand in _CO_VERBS or cand in ALL_VERBS:
+                return cand
+    return rest
+
+
 def lemma(tok: Any) -> str:
     lem = tok.lemma_.lower()
     low = tok.lower_
@@ -99,6 +114,8 @@ def lemma(tok: Any) -> str:
         return "be"
     if low in {"left", "leaving"}:
         return "leave"
+    if low.startswith("co-") and len(low) > 5:
+        return "co-" + _co_verb(low[3:])
     if lem == low and tok.pos_ != "VERB":
         # the tagger sometimes misses verbs ("talks" as a noun): strip simple inflections
         for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ing", "")):
