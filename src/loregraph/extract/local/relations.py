@@ -358,7 +358,7 @@ def _possessed_tool(st: Parse, o: Mention) -> bool:
 def _role_is_speakers(st: Parse, m: Mention) -> bool:
     doc = st.doc
     window = doc[max(0, m.start - 6):min(len(doc), m.end + 4)]
-    return any(t.lower_ in ("my", "our") for t in window)
+    return any(t.lower_ in ("my", "our", "mine", "ours") for t in window)
 
 
 def _is_new_role(st: Parse, m: Mention) -> bool:
