@@ -78,6 +78,10 @@ def find_mentions(st: Parse) -> list[Mention]:
                     continue
                 if key in {"the", "a"}:
                     continue
+                if span.text.islower() and not c.name.islower() and (
+                        span[0].is_stop or span[0].pos_ in ("VERB", "AUX", "ADP", "DET", "PRON", "ADV")
+                        or (st.lex.get(c.name) is not None and st.lex.get(c.name).ambiguous)):  # type: ignore[union-attr]
+                    continue  # "go" the verb is not the language Go named earlier
                 m = Mention(i, j, c.name, source="candidate",
                              existing_id=c.id, aliases=list(c.aliases))
                 if c.type and c.type != "entity":

@@ -71,13 +71,13 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         for o in objs:
             gap = [t for t in doc[s.end:o.start] if t.pos_ != "DET"]
             if o.type == ORGANIZATION and len(gap) == 1 and gap[0].lower_ in ("from", "at", "of", "in", "on"):
-                st.out.add(s, PART_OF, o, cl, 0.85)
+                st.out.add(s, PART_OF, o, cl, 0.85, trace="rules: person from/at organisation")
     # appositive role: "my colleague Ingrid" → speaker works with Ingrid
     for m in ms:
         if m.type == PERSON and m.role and st.speaker_ok and _role_is_speakers(st, m):
             rel = KNOWS if m.role in FRIEND_ROLES else WORKS_WITH
             if not cl.question and not cl.hypothetical and not (cl.negated and not cl.ended):
-                st.out.add(SPEAKER, rel, m, cl, 0.85, role=m.role)
+                st.out.add(SPEAKER, rel, m, cl, 0.85, role=m.role, trace=f"rules: role noun ({m.role})")
                 if _is_new_role(st, m):
                     st.out.events.append(NewRole(m.role, m))
     # "Ana quit", "Ana retired", "Ana left last week": the speaker no longer works with her
@@ -144,7 +144,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             srcs = [owner]
         if o.type == TOOL and _possessed_tool(st, o) and not (cl.negated or cl.ended):
             if st.speaker_ok:
-                st.out.add(SPEAKER, USES, o, cl, conf)  # "all my Python code"
+                # "all my Python code"
+                st.out.add(SPEAKER, USES, o, cl, conf, trace="rules: possessed tool (my X code)")
             continue
         if o in switch_from:
             for s in srcs if proj_obj is None else [proj_obj]:
@@ -188,27 +189,30 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 rt = rtype
                 if s is not SPEAKER and s.type == PROJECT and rtype == USES and g in DEPEND_VERBS:
                     rt = DEPENDS_ON
-                st.out.add(s, rt, o, cl, conf, qualifier=_qualifier(st, o, cl, proj_pp))
+                st.out.add(s, rt, o, cl, conf, qualifier=_qualifier(st, o, cl, proj_pp),
+                           trace=_why("verb class", g, p))
             if rtype in (USES, DECIDED, DEPENDS_ON):
                 for pp, prep in proj_pp:
-                    st.out.add(pp, USES if rtype != DEPENDS_ON else DEPENDS_ON, o, cl, conf)
+                    st.out.add(pp, USES if rtype != DEPENDS_ON else DEPENDS_ON, o, cl, conf,
+                               trace=_why("tool for a project", g, p))
                     if prep == "for" and rtype == USES and SPEAKER in srcs and st.speaker_ok:
-                        st.out.add(SPEAKER, WORKS_ON, pp, cl, conf)
+                        st.out.add(SPEAKER, WORKS_ON, pp, cl, conf, trace="rules: uses X for a project")
         elif o.type == PROJECT and rtype == WORKS_ON:
             for s in srcs:
-                st.out.add(s, WORKS_ON, o, cl, conf)
+                st.out.add(s, WORKS_ON, o, cl, conf, trace=_why("work verb on a project", g, p))
                 if g in SWITCH_VERBS and p in ("to", "onto"):
                     st.out.events.append(MovedProject(s, o))
         elif o.type == PERSON and rtype in (WORKS_WITH, KNOWS):
             for s in srcs:
                 if s is not SPEAKER and s.type != PERSON:
                     continue
-                st.out.add(s, rtype, o, cl, conf if g != "report" else 0.6)
+                st.out.add(s, rtype, o, cl, conf if g != "report" else 0.6,
+                           trace=_why("verb class with a person", g, p))
         elif o.type == ORGANIZATION and rtype in (PART_OF, USES):
             for s in srcs:
                 if rtype == PART_OF and s is not SPEAKER and s.type not in (PERSON, PROJECT, ORGANIZATION):
                     continue
-                st.out.add(s, rtype, o, cl, conf)
+                st.out.add(s, rtype, o, cl, conf, trace=_why("membership", g, p))
     # "Vim is my favourite editor", "Postgres is our main database"
     if verbs and lemma(verbs[0]) == "be" and st.speaker_ok and not cl.negated and not cl.ended:
         for s in cl.subj:
@@ -221,7 +225,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     continue
                 fav = any(c.lower_ in ("favourite", "favorite", "preferred", "go-to", "beloved")
                           for c in a.children)
-                st.out.add(SPEAKER, PREFERS if fav else USES, s, cl, hedge or 0.8)
+                st.out.add(SPEAKER, PREFERS if fav else USES, s, cl, hedge or 0.8,
+                           trace="rules: X is my (favourite) <noun>")
     # "Dmitri took it over", "she joined it": work verbs on a project named earlier
     if it_obj is not None and not cl.negated and not cl.ended:
         for t in doc[cl.start:cl.end]:
@@ -235,14 +240,14 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 rt = PART_OF if it_obj.type == ORGANIZATION else WORKS_ON
                 for s in subj:
                     if s is SPEAKER or s.type == PERSON:
-                        st.out.add(s, rt, it_obj, cl, hedge or 0.8)
+                        st.out.add(s, rt, it_obj, cl, hedge or 0.8, trace="rules: took it over")
     # "X and I started ..." → speaker works with X
     if SPEAKER in subj and st.speaker_ok:
         for s in subj:
             if s is not SPEAKER and s.type == PERSON:
                 lem = lemma(verbs[0]) if verbs else ""
                 if lem in WORK_VERBS | USE_VERBS | COLLAB_VERBS:
-                    st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.7)
+                    st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.7, trace="rules: X and I <verb>")
     # "I'm on X alone now" → the speaker no longer works with people named in this message
     if cl.alone and SPEAKER in subj and st.speaker_ok:
         for m in st.mentions:
@@ -255,7 +260,12 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         if comp:
             for s in cl.subj:
                 if s is not SPEAKER and s.type == TOOL:
-                    st.out.add(SPEAKER, USES, s, cl, 0.7, qualifier="instead")
+                    st.out.add(SPEAKER, USES, s, cl, 0.7, qualifier="instead", trace="rules: instead, after an ending")
+
+
+def _why(rule: str, verb: str, prep: str) -> str:
+    """The trace of a rule-made relation: the rule and the verb lemma and preposition it read."""
+    return f"rules: {rule} ({verb or '-'} {prep or '-'})"
 
 
 def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
