@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loregraph.extract.base import SPEAKER, ExtractedEnding, ExtractedRelation
-from loregraph.extract.local.endings import EndingEvent, SpeakerDropped
+from loregraph.extract.local.endings import EndingEvent, OrgDropped, SpeakerDropped
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -110,6 +110,9 @@ class Collector:
         if s is SPEAKER and rtype in (None, USES) and getattr(o, "type", "") in (TOOL, CONCEPT) \
                 and self.clause_we:
             self.events.append(SpeakerDropped(o))
+        if s is not SPEAKER and getattr(s, "type", "") == ORGANIZATION and rtype in (None, USES) \
+                and getattr(o, "type", "") in (TOOL, CONCEPT):
+            self.events.append(OrgDropped(s, o))  # "Acme moved off X": a member's use of X ends too
 
     def end_fact(self, fact_id: str, reason: str) -> None:
         """End an offered candidate fact by id."""

@@ -37,6 +37,14 @@ class MovedOrg:
 
 
 @dataclass(frozen=True, slots=True)
+class OrgDropped:
+    """An organisation the speaker belongs to stopped using a tool: the speaker's use of it ends too."""
+
+    org: Mention
+    tool: Mention
+
+
+@dataclass(frozen=True, slots=True)
 class NewRole:
     """"my new manager X": the speaker's earlier fact naming that role for someone else ends."""
 
@@ -44,7 +52,7 @@ class NewRole:
     person: Mention
 
 
-EndingEvent = SpeakerDropped | MovedProject | MovedOrg | NewRole
+EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | NewRole
 
 
 def apply_supersede(p: Parse) -> None:
@@ -77,6 +85,18 @@ def apply_supersede(p: Parse) -> None:
                          (s is SPEAKER and f.source_name.casefold() in speaker_names)
                 if src_ok:
                     p.out.end_fact(f.id, f"moved to {newp.name}")
+            continue
+        if isinstance(event, OrgDropped):
+            org, tool = event.org, event.tool
+            member = any(f.type == PART_OF and f.source_name.casefold() in speaker_names and (
+                (org.existing_id and f.target_id == org.existing_id) or f.target_name.casefold() == org.name.casefold())
+                for f in facts)
+            if member:
+                for f in facts:
+                    if f.type == USES and f.source_name.casefold() in speaker_names and (
+                            (tool.existing_id and f.target_id == tool.existing_id)
+                            or f.target_name.casefold() == tool.name.casefold()):
+                        p.out.end_fact(f.id, f"{org.name} dropped {tool.name}")
             continue
         if isinstance(event, MovedOrg):
             s, org = event.subject, event.org
