@@ -58,7 +58,7 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
             k = t.i + 1
             while k < sent.end and doc[k].lower_ in ("and", "but", "so", "then", "also", ","):
                 k += 1
-            if k < sent.end and (doc[k].lower_ in SUBJ_PRONOUNS or st.at[k] != -1
+            if k < sent.end and (doc[k].lower_ in SUBJ_PRONOUNS or (st.at[k] != -1 and not _listed(st, t, k))
                                  or is_verb(st, doc[k]) or doc[k].pos_ in ("DET",)
                                  or doc[k].tag_ == "PRP$"):
                 bounds.append(t.i + 1)
@@ -208,3 +208,13 @@ def _fan_fragment(st: Parse, cl: Clause) -> bool:
         if a.lower_ in ("fan", "fans", "believer", "advocate", "lover") and b.lower_ in ("of", "in"):
             return all(t.pos_ in ("ADJ", "ADV", "DET") for t in toks[:toks.index(a)])
     return False
+
+
+def _listed(st: Parse, conj: Any, k: int) -> bool:
+    """"with X and Y, ...": a name after "and" that only continues a list of names (no verb of its own)."""
+    doc = st.doc
+    if conj.i == 0 or st.at[conj.i - 1] == -1 or conj.lower_ not in ("and", "or"):
+        return False
+    m = st.mentions[st.at[k]]
+    nxt = doc[m.end] if m.end < len(doc) else None
+    return nxt is None or nxt.is_punct or nxt.lower_ in ("and", "or", "for", "in", "on", "with", "to", "at")

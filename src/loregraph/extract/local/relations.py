@@ -45,6 +45,7 @@ from loregraph.extract.local.words import (
     LEAVE_VERBS,
     NON_USE_VERBS,
     PREFER_VERBS,
+    PROJECT_APPOS_HEADS,
     SWITCH_VERBS,
     TEAM_HEADS,
     TOOL_HEADS,
@@ -89,6 +90,20 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             for s in cl.subj:
                 if s is not SPEAKER and s.type == PERSON:
                     st.out.end(SPEAKER, WORKS_WITH, s, reason="left")
+    # "X, a Zig crate for ...", "X, our Flutter app": the project is made with the tool that names its kind
+    if not cl.question and not cl.hypothetical and not cl.negated:
+        for m in ms:
+            if m.type != PROJECT:
+                continue
+            k = m.end
+            if k < len(doc) and doc[k].text == ",":
+                k += 1
+                while k < len(doc) and k < m.end + 6 and (doc[k].pos_ in ("DET", "PRON", "ADJ") or st.at[k] != -1):
+                    tool = st.mentions[st.at[k]] if st.at[k] != -1 else None
+                    if tool is not None and tool.type == TOOL and tool.end < len(doc) \
+                            and doc[tool.end].lower_ in PROJECT_APPOS_HEADS | TOOL_HEADS:
+                        st.out.add(m, USES, tool, cl, 0.8, trace="rules: X, a <tool> <kind noun>")
+                    k = tool.end if tool is not None else k + 1
     # the speaker's own work item: "my plugin X", "X, our app", "New project: X"
     for m in ms:
         if m.type == PROJECT and m.owned and st.speaker_ok and not cl.question and not cl.hypothetical \
