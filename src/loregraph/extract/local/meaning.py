@@ -248,6 +248,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
     subjects = [s for s in cl.subj if (s is SPEAKER and st.speaker_ok) or (s is not SPEAKER and s.type)]
     generic = False
     if not subjects:
+        subjects = _it_subject(st, cl)
+    if not subjects:
         owner = _generic_subject(st, cl)
         if owner is None:
             return
@@ -349,6 +351,17 @@ def _co_subjects(st: Parse, cl: Clause, subjects: list[Any], objs: list[Mention]
         for o in work_objects:
             if o.type == PROJECT and st.out.has(SPEAKER, WORKS_ON, o) and not st.out.related(p, o):
                 st.out.add(p, WORKS_ON, o, cl, 0.8, trace="rules: X and I work on it")
+
+
+def _it_subject(st: Parse, cl: Clause) -> list[Any]:
+    """"it's built on X", "it's X + Y": "it" is the last project or tool named before it."""
+    for t in st.doc[cl.start:cl.end]:
+        if t.lower_ == "it" and t.dep_ in ("nsubj", "nsubjpass") and st.at[t.i] == -1:
+            for m in reversed(st.mentions):
+                if m.end <= t.i and m.type in (PROJECT, TOOL) and m.ref:
+                    return [m]
+            return []
+    return []
 
 
 def _generic_subject(st: Parse, cl: Clause) -> Any:
