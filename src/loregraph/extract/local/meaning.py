@@ -274,7 +274,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
                 continue
             between = st.doc[prev_obj.end:o.start].text.strip().lower() if prev_obj is not None else None
             if prev_obj is not None and prev_verdict is not None and _KIND_OF_TYPE.get(prev_obj.type) == kind \
-                    and between in ("and", "or", ",", ", and", "&", "+", "plus", "as well as"):
+                    and between in ("and", "or", ",", ", and", "&", "+", "plus", "as well as", "with", "with the",
+                                    "alongside"):
                 verdict: Verdict | None = prev_verdict  # coordination: "in X and Y"
             else:
                 verdict = library.classify(predicate_phrase(st, _phrase_start(st, cl, start, o), o.start), kind)
@@ -294,6 +295,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             if verdict is not None and verdict.label == END and st.speaker_ok:
                 st.out.end(SPEAKER, None, s, reason="meaning")
     _co_subjects(st, cl, subjects, objs)
+    if SPEAKER in subjects and not objs:
+        _fronted_object(st, cl, ms, library)
 
 
 def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> None:
@@ -351,6 +354,19 @@ def _co_subjects(st: Parse, cl: Clause, subjects: list[Any], objs: list[Mention]
         for o in work_objects:
             if o.type == PROJECT and st.out.has(SPEAKER, WORKS_ON, o) and not st.out.related(p, o):
                 st.out.add(p, WORKS_ON, o, cl, 0.8, trace="rules: X and I work on it")
+
+
+def _fronted_object(st: Parse, cl: Clause, ms: list[Mention], library: PhraseLibrary) -> None:
+    """"X we kept", "X I still use every day": a tool named before the speaker's verb is its object."""
+    first = ms[0] if ms else None
+    if first is None or first.type not in (TOOL, CONCEPT) or first.start != cl.start or first.end >= cl.end:
+        return
+    if st.doc[first.end].lower_ not in ("i", "we") or st.out.related(SPEAKER, first):
+        return
+    verdict = library.classify(predicate_phrase(st, first.end + 1, cl.end), "tool")
+    if verdict is not None and verdict.label in (USES, PREFERS) and not cl.negated and not cl.ended:
+        trace = f"meaning: fronted object, \"{verdict.example}\" ({verdict.similarity:.2f})"
+        st.out.add(SPEAKER, verdict.label, first, cl, verdict.confidence, trace=trace)
 
 
 def _it_subject(st: Parse, cl: Clause) -> list[Any]:

@@ -104,6 +104,15 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                             and doc[tool.end].lower_ in PROJECT_APPOS_HEADS | TOOL_HEADS:
                         st.out.add(m, USES, tool, cl, 0.8, trace="rules: X, a <tool> <kind noun>")
                     k = tool.end if tool is not None else k + 1
+    # "I'm a big X person", "she's a huge X fan": a preference
+    if not cl.question and not cl.hypothetical and not cl.negated and cl.verbs and lemma(cl.verbs[0]) == "be":
+        for m in ms:
+            if m.type in (TOOL, CONCEPT) and m.end < len(doc) \
+                    and doc[m.end].lower_ in ("person", "fan", "guy", "girl") \
+                    and doc[m.end].dep_ in ("attr", "ROOT", "appos"):
+                for s in cl.subj:
+                    if s is SPEAKER or s.type == PERSON:
+                        st.out.add(s, PREFERS, m, cl, 0.8, trace="rules: a big X person")
     # the speaker's own work item: "my plugin X", "X, our app", "New project: X"
     for m in ms:
         if m.type == PROJECT and m.owned and st.speaker_ok and not cl.question and not cl.hypothetical \
