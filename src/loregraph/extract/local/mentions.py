@@ -141,7 +141,8 @@ def find_mentions(st: Parse) -> list[Mention]:
             i = j
             continue
         m = Mention(i, j, span.text, source="cap")
-        spans.append((2, i, j, m))
+        joined = any(t.text in ("&", "'s", "’s") or t.lower_ == "of" for t in span[1:-1])
+        spans.append((1 if joined else 2, i, j, m))  # "Marks & Spencer" beats a listed "Marks"
         i = j
 
     for lm in _lowercase_named_work(st):

@@ -113,6 +113,22 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 for s in cl.subj:
                     if s is SPEAKER or s.type == PERSON:
                         st.out.add(s, PREFERS, m, cl, 0.8, trace="rules: a big X person")
+    # "Initech hired Ana", "Initech hired me": membership; "Ana joined my team": a new colleague
+    if not cl.question and not cl.hypothetical and not cl.negated and cl.verbs:
+        v0 = lemma(cl.verbs[0])
+        orgs = [s for s in cl.subj if s is not SPEAKER and s.type == ORGANIZATION]
+        if v0 in ("hire", "recruit", "employ", "onboard") and orgs:
+            for m in ms:
+                if m.type == PERSON and m.start > cl.verbs[0].i:
+                    st.out.add(m, PART_OF, orgs[0], cl, 0.8, trace="rules: <org> hired X")
+            if any(t.lower_ == "me" and t.i > cl.verbs[0].i for t in doc[cl.start:cl.end]):
+                st.out.add(SPEAKER, PART_OF, orgs[0], cl, 0.8, trace="rules: <org> hired me")
+        if v0 == "join" and st.speaker_ok and any(
+                t.lower_ in ("team", "squad", "group", "lab", "crew")
+                and any(c.lower_ in ("my", "our") for c in t.children) for t in doc[cl.start:cl.end]):
+            for s in cl.subj:
+                if s is not SPEAKER and s.type == PERSON:
+                    st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace="rules: X joined my team")
     # the speaker's own work item: "my plugin X", "X, our app", "New project: X"
     for m in ms:
         if m.type == PROJECT and m.owned and st.speaker_ok and not cl.question and not cl.hypothetical \
@@ -357,6 +373,9 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
         if p in ("at", "for") and (g in ("work", "be", "intern", "start", "join", "consult")
                                    or _role_attr(st, cl)):
             return PART_OF
+        if p == "at" and g in ("teach", "study", "nurse", "volunteer", "research", "lecture", "train", "cook",
+                               "practise", "practice", "intern", "clerk", "serve", "tutor", "coach", "report"):
+            return PART_OF  # "I teach piano at X": where the speaker works
         if p == "at" and g in ("", "be"):
             return PART_OF
         if p == "at" and SPEAKER in cl.subj and _role_attr(st, cl):
