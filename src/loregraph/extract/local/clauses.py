@@ -166,7 +166,7 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         or " no longer " in text_low
     if prev is not None and cl.inherited and prev.negated and not verbs:
         cl.negated = True
-    cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer "))
+    cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to "))
     if prev is not None and cl.inherited and prev.ended and not verbs:
         cl.ended = True
     if any(lem in STOP_VERBS for lem in lems[:1]) and not cl.negated:

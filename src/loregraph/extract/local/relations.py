@@ -289,6 +289,12 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 if lem in WORK_VERBS | USE_VERBS | COLLAB_VERBS:
                     st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.7, trace="rules: X and I <verb>")
     # "I'm on X alone now" → the speaker no longer works with people named in this message
+    # "we don't work together anymore": the speaker's working tie with the people named here ends
+    together = any(t.lower_ == "together" for t in doc[cl.start:cl.end])
+    if cl.ended and together and SPEAKER in subj and st.speaker_ok and any(lemma(v) == "work" for v in verbs):
+        for m in st.mentions:
+            if m.type == PERSON and m.ref:
+                st.out.end(SPEAKER, WORKS_WITH, m, reason="no longer together")
     if cl.alone and SPEAKER in subj and st.speaker_ok:
         for m in st.mentions:
             if m.type == PERSON and m.ref:
