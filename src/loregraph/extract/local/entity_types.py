@@ -22,6 +22,7 @@ from loregraph.extract.local.words import (
     ORG_ROLE_NOUNS,
     ORG_SUFFIXES,
     PERSON_SUBJ_VERBS,
+    PLACE_HEADS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
     PROJECT_HEADS,
@@ -67,6 +68,8 @@ def type_mentions(st: Parse) -> list[Mention]:
                     ms[st.at[k]].ner = ent.label_
         st.notes["ner"] = True
     for m in ms:
+        if m.place or (m.ner in ("GPE", "LOC") and m.source == "cap" and max(m.votes.values(), default=0.0) < 0.8):
+            continue  # places are not entities of this ontology
         if m.ner == "PERSON":
             m.vote(PERSON, 0.45)
         elif m.ner == "ORG" and m.source == "cap":
@@ -91,6 +94,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
     nxt = doc[j] if j < n else None
     words = doc[i:j].text.split()
     last = words[-1].lower() if words else ""
+    # a place, not a tool or an organisation: "the Lisbon office", "our Austin campus"
+    if m.source == "cap" and nxt is not None and nxt.lower_ in PLACE_HEADS:
+        m.place = True
+        return
     # org suffix
     if m.source == "cap" and len(words) >= 2 and last in ORG_SUFFIXES:
         m.vote(ORGANIZATION, 2.0)

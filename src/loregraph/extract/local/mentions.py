@@ -130,7 +130,8 @@ def find_mentions(st: Parse) -> list[Mention]:
             i = j  # "Atlassian-free", "React-based": a modifier, not a mention
             continue
         sent_start = tok.is_sent_start or (i > 0 and doc[i - 1].is_punct and doc[i - 1].text in ":!?.")
-        if sent_start and j - i == 1 and tok.pos_ not in ("PROPN",) and not camel(tok.text) \
+        if sent_start and j - i == 1 and tok.pos_ not in ("PROPN",) and tok.tag_ not in ("NNP", "NNPS") \
+                and not camel(tok.text) \
                 and not (tok.dep_ in ("nsubj", "nsubjpass") and not tok.is_stop and j < n
                          and doc[j].pos_ in ("VERB", "AUX")) \
                 and not (j + 1 < n and doc[j].lower_ == "and" and doc[j + 1].lower_ in ("i", "me")) \

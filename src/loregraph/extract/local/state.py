@@ -39,6 +39,7 @@ class Mention:
     role: str = ""  # role noun in front of it ("designer" in "my designer Maya")
     owned: bool = False  # the speaker's own work item ("my plugin X", "X, our app")
     is_speaker: bool = False  # the speaker's own name ("I'm Marcus, a data scientist")
+    place: bool = False  # a place ("the Lisbon office"): never typed
 
     def vote(self, etype: str, weight: float) -> None:
         self.votes[etype] = self.votes.get(etype, 0.0) + weight

@@ -67,6 +67,7 @@ HONORIFICS = _set("honorifics")
 STOP_CAPS = _set("stop_caps")
 ORG_OF_HEADS = _set("org_of_heads")
 PEOPLE_NOUNS = _set("people_nouns")
+PLACE_HEADS = _set("place_heads")
 
 ALL_VERBS = (USE_VERBS | PREFER_VERBS | DECIDE_VERBS | DEPEND_VERBS | WORK_VERBS | SWITCH_VERBS
              | LEAVE_VERBS | STOP_VERBS | KNOW_VERBS | COLLAB_VERBS | {"report"})
