@@ -257,3 +257,27 @@ def test_moving_to_an_organisation_ends_the_old_membership(ex: LocalExtractor) -
 def test_a_person_who_quits_is_no_longer_a_colleague(ex: LocalExtractor) -> None:
     x = ex.extract("My designer Ottoline quit last week.", ctx())
     assert ("USER", "WORKS_WITH", "Ottoline") in ends(x)
+
+
+def test_meaning_types_an_unknown_name_in_object_position(ex: LocalExtractor) -> None:
+    x = ex.extract("I'm heads-down on Quiverly this month.", ctx())
+    assert names(x) == {"Quiverly": "project"}
+    assert rels(x) == {("USER", "WORKS_ON", "Quiverly")}
+    assert x.entities[0].attributes.get("typed_by") == "meaning"
+
+
+def test_places_are_not_entities(ex: LocalExtractor) -> None:
+    x = ex.extract("Teodora is moving to the Lisbon office next month.", ctx())
+    assert "Lisbon" not in names(x)
+    assert not any(t == "Lisbon" for _, _, t in rels(x))
+
+
+def test_co_founding_with_a_person(ex: LocalExtractor) -> None:
+    x = ex.extract("I co-founded Quillmark with Teodora back in 2020.", ctx())
+    assert {("USER", "PART_OF", "Quillmark"), ("USER", "WORKS_WITH", "Teodora")} <= rels(x)
+
+
+def test_a_new_role_holder_prefers_for_themself(ex: LocalExtractor) -> None:
+    x = ex.extract("Our new CFO Philippa prefers Airtable.", ctx())
+    assert ("Philippa", "PREFERS", "Airtable") in rels(x)
+    assert ("USER", "PREFERS", "Airtable") not in rels(x)

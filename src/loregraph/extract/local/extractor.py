@@ -94,6 +94,7 @@ class LocalExtractor:
         find_mentions(p)
         type_mentions(p)
         entities = assign_refs(p)
+        p.entities = entities
         for sent in doc.sents:
             question = is_question(sent)
             prev: Clause | None = None

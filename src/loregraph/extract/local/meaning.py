@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from loregraph.extract.base import SPEAKER
+from loregraph.extract.base import SPEAKER, ExtractedEntity
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -34,7 +34,15 @@ from loregraph.extract.local.kinds import (
     WORKS_ON,
     WORKS_WITH,
 )
-from loregraph.extract.local.state import Clause, Mention, Parse, clause_mentions, lemma, resolve_person
+from loregraph.extract.local.state import (
+    Clause,
+    Mention,
+    Parse,
+    clause_mentions,
+    clean_name,
+    lemma,
+    resolve_person,
+)
 from loregraph.extract.local.words import PEOPLE_NOUNS, ROLE_NOUNS
 
 log = logging.getLogger(__name__)
@@ -259,6 +267,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
     first_verb = min(v.i for v in cl.verbs if cl.start <= v.i < cl.end) if any(
         cl.start <= v.i < cl.end for v in cl.verbs) else cl.start
     objs = [m for m in ms if id(m) not in subj_ids and m.start > first_verb]
+    if not cl.negated and not cl.ended:
+        objs = _type_unknown_objects(st, cl, subjects, first_verb, objs, library)
     for s in subjects:
         start = _subject_end(st, cl, s)
         prev_obj: Mention | None = None
@@ -367,6 +377,42 @@ def _fronted_object(st: Parse, cl: Clause, ms: list[Mention], library: PhraseLib
     if verdict is not None and verdict.label in (USES, PREFERS) and not cl.negated and not cl.ended:
         trace = f"meaning: fronted object, \"{verdict.example}\" ({verdict.similarity:.2f})"
         st.out.add(SPEAKER, verdict.label, first, cl, verdict.confidence, trace=trace)
+
+
+TYPING_SIMILARITY = 0.82  # stricter than relation typing: here the verdict also decides the entity type
+_KIND_TYPE = {"project": PROJECT, "organization": ORGANIZATION, "tool": TOOL}
+
+
+def _type_unknown_objects(st: Parse, cl: Clause, subjects: list[Any], first_verb: int, objs: list[Mention],
+                          library: PhraseLibrary) -> list[Mention]:
+    """Capitalised names no cue typed, in object position: the predicate's meaning types them when it is
+    close to an example ("I'm heads-down on Quiverly" → a project), else they stay out."""
+    if len(subjects) != 1 or st.doc[cl.start:cl.end].text.rstrip().endswith("?"):
+        return objs
+    s = subjects[0]
+    start = _subject_end(st, cl, s)
+    added = []
+    for k in range(max(start, first_verb + 1), cl.end):
+        if st.at[k] == -1:
+            continue
+        m = st.mentions[st.at[k]]
+        if m.start != k or m.type or m.source != "cap" or m.place or m.is_speaker or m.end - m.start > 3:
+            continue
+        phrase = predicate_phrase(st, _phrase_start(st, cl, start, m), m.start)
+        best: tuple[float, str, Verdict] | None = None
+        for kind in ("project", "organization", "tool"):
+            v = library.classify(phrase, kind)
+            if v is not None and v.label not in (NONE, END) and v.similarity >= TYPING_SIMILARITY and (
+                    best is None or v.similarity > best[0]):
+                best = (v.similarity, kind, v)
+        if best is None:
+            continue
+        m.type, m.conf = _KIND_TYPE[best[1]], 0.7
+        m.ref = f"e{len(st.entities) + 1}"
+        st.entities.append(ExtractedEntity(ref=m.ref, name=clean_name(m.name), type=m.type, confidence=0.7,
+                                           attributes={"typed_by": "meaning"}))
+        added.append(m)
+    return sorted(objs + added, key=lambda x: x.start)
 
 
 def _it_subject(st: Parse, cl: Clause) -> list[Any]:

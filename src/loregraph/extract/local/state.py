@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from loregraph.extract.base import ExtractionContext
+from loregraph.extract.base import ExtractedEntity, ExtractionContext
 from loregraph.extract.lexicon import Lexicon
 from loregraph.extract.local.collector import Collector
 from loregraph.extract.local.kinds import ORGANIZATION, PERSON, PROJECT
@@ -76,6 +76,7 @@ class Parse:
     mentions: list[Mention] = field(default_factory=list)
     at: list[int] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
+    entities: list[ExtractedEntity] = field(default_factory=list)  # the output entities, once refs are given
 
 
 # ---------------------------------------------------------------------------------------------
