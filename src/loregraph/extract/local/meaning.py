@@ -38,6 +38,7 @@ from loregraph.extract.local.state import (
     Clause,
     Mention,
     Parse,
+    clause_gov_verb,
     clause_mentions,
     clean_name,
     lemma,
@@ -279,6 +280,9 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             kind = _KIND_OF_TYPE.get(o.type)
             if kind is None or (_compared(st, o) and (s is SPEAKER or s.type not in (TOOL, CONCEPT))):
                 continue
+            gv = clause_gov_verb(st, o, cl)
+            if gv is not None and gv.dep_ in ("acl", "relcl") and gv.i > start:
+                continue  # "a broker written in Rust": the participle's noun owns the object, not the subject
             if kind == "tool" and _copula_tool(st, cl, s, start, o, generic):
                 prev_obj, prev_verdict = o, Verdict(USES, "<thing> is <tool>", 1.0, 0.8)
                 continue
