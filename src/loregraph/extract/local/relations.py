@@ -77,7 +77,7 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     for m in ms:
         if m.type == PERSON and m.role and st.speaker_ok and _role_is_speakers(st, m):
             rel = KNOWS if m.role in FRIEND_ROLES else WORKS_WITH
-            if not cl.question and not cl.hypothetical and not (cl.negated and not cl.ended):
+            if not cl.question and not (cl.negated and not cl.ended):  # a role holds whatever the verb says
                 st.out.add(SPEAKER, rel, m, cl, 0.85, role=m.role, trace=f"rules: role noun ({m.role})")
                 if _is_new_role(st, m):
                     st.out.events.append(NewRole(m.role, m))
