@@ -281,3 +281,15 @@ def test_a_new_role_holder_prefers_for_themself(ex: LocalExtractor) -> None:
     x = ex.extract("Our new CFO Philippa prefers Airtable.", ctx())
     assert ("Philippa", "PREFERS", "Airtable") in rels(x)
     assert ("USER", "PREFERS", "Airtable") not in rels(x)
+
+
+def test_working_with_me_and_helping_us(ex: LocalExtractor) -> None:
+    x = ex.extract("Mattias maintains Pennywhistle with me.", ctx())
+    assert {("USER", "WORKS_WITH", "Mattias"), ("Mattias", "WORKS_ON", "Pennywhistle")} <= rels(x)
+    y = ex.extract("Godric from accounting is helping us build a new invoice tracker in Airtable.", ctx())
+    assert ("USER", "WORKS_WITH", "Godric") in rels(y)
+
+
+def test_role_appositive_holds_in_a_clause_about_wants(ex: LocalExtractor) -> None:
+    x = ex.extract("My editor, Philippa Drummond, wants every draft checked twice.", ctx())
+    assert rels(x) == {("USER", "WORKS_WITH", "Philippa Drummond")}

@@ -44,7 +44,7 @@ from loregraph.extract.local.state import (
     lemma,
     resolve_person,
 )
-from loregraph.extract.local.words import PEOPLE_NOUNS, ROLE_NOUNS
+from loregraph.extract.local.words import COLLAB_VERBS, PEOPLE_NOUNS, ROLE_NOUNS, WORK_VERBS
 
 log = logging.getLogger(__name__)
 
@@ -460,7 +460,14 @@ def _acts_on_speaker(st: Parse, cl: Clause, s: Mention, start: int, library: Phr
     """"X supervises me", "X mentors me": the speaker works with X."""
     if not st.speaker_ok or cl.negated or cl.ended:
         return
+    lems = {lemma(v) for v in cl.verbs}
     for t in st.doc[start:cl.end]:
+        if t.lower_ in ("me", "us") and t.i > 0 and (
+                (st.doc[t.i - 1].lower_ == "with" and lems & (WORK_VERBS | COLLAB_VERBS | {"co-maintain", "co-author"}))
+                or (t.dep_ in ("dobj", "nsubj") and "help" in lems)):
+            if not st.out.related(SPEAKER, s):  # "X maintains it with me", "X is helping us build Y"
+                st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace="rules: X <works> with me / helps us")
+            return
         if t.lower_ == "me" and t.dep_ in ("dobj", "pobj", "dative"):
             verdict = library.classify(predicate_phrase(st, start, t.i), "me")
             if verdict is not None and verdict.label in (WORKS_WITH, KNOWS) and not st.out.related(SPEAKER, s):

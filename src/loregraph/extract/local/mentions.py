@@ -135,7 +135,7 @@ def find_mentions(st: Parse) -> list[Mention]:
                 and not (tok.dep_ in ("nsubj", "nsubjpass") and not tok.is_stop and j < n
                          and doc[j].pos_ in ("VERB", "AUX")) \
                 and not (j + 1 < n and doc[j].lower_ == "and" and doc[j + 1].lower_ in ("i", "me")) \
-                and not (j + 1 < n and doc[j].lower_ == "from" and doc[j + 1].pos_ in ("DET", "PROPN")):
+                and not (j + 1 < n and doc[j].lower_ == "from" and doc[j + 1].pos_ in ("DET", "PROPN", "NOUN")):
             i = j
             continue
         if sent_start and j - i == 1 and tok.lower_ in STOP_CAPS:
