@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 PHRASES_FILE = Path(__file__).resolve().parent.parent / "data" / "relation_phrases.tsv"
 END = "END"
 NONE = "NONE"
-MIN_SIMILARITY = 0.66  # below this the nearest example is not close enough to say anything
+MIN_SIMILARITY = 0.70  # below this the nearest example is not close enough to say anything
 MIN_MARGIN = 0.03  # the best label must beat the best other label by this much
 K_NEIGHBOURS = 3
 
