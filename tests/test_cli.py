@@ -69,8 +69,10 @@ def test_extract_report_format(messages):
 # Floors: spec 003's targets, raised to what the local extractor reaches on each shared set minus a small
 # margin (issue 12), so a change that loses ground on either set fails here.
 DEV_FLOORS = {
-    "dev": {"entity": (0.95, 0.95), "relation": (0.92, 0.95), "kept": 0.95, "stale": 0.95},
-    "dev2": {"entity": (0.88, 0.80), "relation": (0.80, 0.45), "kept": 0.42, "stale": 0.75},
+    # reached (issue 12): entity 1.000/0.986, relation 0.980/1.000, kept 1.000, stale 1.000
+    "dev": {"entity": (0.95, 0.95), "relation": (0.95, 0.95), "kept": 0.95, "stale": 0.95},
+    # reached (issue 12): entity 0.924/0.864, relation 0.892/0.550, kept 0.531, stale 0.845
+    "dev2": {"entity": (0.90, 0.83), "relation": (0.85, 0.52), "kept": 0.50, "stale": 0.80},
 }
 
 
