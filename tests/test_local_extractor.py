@@ -249,8 +249,9 @@ def test_candidates_give_existing_ids_and_types(ex: LocalExtractor) -> None:
 def test_alias_pairs_from_data(ex: LocalExtractor) -> None:
     x = ex.extract("Our services talk to Postgres and run on k8s.", ctx())
     by_name = {e.name: e for e in x.entities}
-    assert "PostgreSQL" in by_name["Postgres"].aliases
-    assert "Kubernetes" in by_name["k8s"].aliases
+    # canonical names, the written form kept as an alias (issue 12)
+    assert "Postgres" in by_name["PostgreSQL"].aliases
+    assert "k8s" in by_name["Kubernetes"].aliases
     lex = Lexicon()
     assert "sklearn" in lex.aliases_of("scikit-learn")
     assert lex.get("notion") is None and lex.get("Notion") is not None  # ordinary word: needs a capital

@@ -192,13 +192,16 @@ def _iso(v: datetime | None) -> str | None:
 def extract(file: Path = typer.Argument(..., help="Messages as JSON lines (group_id or user_id, content, role, "
                                                     "timestamp, message_id)"),
             db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database."),
-            verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP)) -> None:
+            verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP),
+            explain: bool = typer.Option(False, "--explain",
+                                         help="Add per relation the stage and rule or example phrase behind it.")
+            ) -> None:
     """Process messages in order and print the extraction report (one line per message, then final state)."""
     _setup(verbose)
     rows = read_jsonl(file)
     from loregraph.cli.report import run_extract_report
 
-    _run(run_extract_report(rows, db or _temporary_db(), sys.stdout))
+    _run(run_extract_report(rows, db or _temporary_db(), sys.stdout, explain=explain))
 
 
 # ---- bench ------------------------------------------------------------------------------------

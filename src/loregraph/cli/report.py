@@ -23,12 +23,37 @@ def _rel(fact: Fact, names: dict[str, Entity]) -> dict[str, str]:
     return {"source": _name(names.get(fact.source_id)), "type": fact.type, "target": _name(names.get(fact.target_id))}
 
 
-async def run_extract_report(rows: list[dict[str, Any]], db: str, out: TextIO) -> None:
-    """Ingest ``rows`` (message records) into ``db`` in order, writing the report to ``out``."""
+class _TraceSpy:
+    """Wraps the pipeline's extractor to keep each extraction's relation traces (``--explain``)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", "extractor")
+        self.last: Any = None
+
+    def extract(self, content: str, context: Any) -> Any:
+        self.last = self.inner.extract(content, context)
+        return self.last
+
+    def traces(self) -> list[dict[str, str]]:
+        """Every relation the extractor produced for the last message, with the stage/rule/example behind it."""
+        x = self.last
+        if x is None:
+            return []
+        names = {e.ref: e.name for e in x.entities} | {"SPEAKER": "USER"}
+        return [{"source": names.get(r.source, r.source), "type": r.type, "target": names.get(r.target, r.target),
+                 "trace": getattr(r, "trace", "") or "?"} for r in x.relations]
+
+
+async def run_extract_report(rows: list[dict[str, Any]], db: str, out: TextIO, explain: bool = False) -> None:
+    """Ingest ``rows`` (message records) into ``db`` in order, writing the report to ``out``; with ``explain``,
+    each line also lists the stage and rule or example phrase behind every relation."""
+    from loregraph.assembly.components import default_extractor
     from loregraph.graph.messages import Message
     from loregraph.memory import Memory
 
-    m = await Memory.open(db)
+    spy = _TraceSpy(default_extractor()) if explain else None
+    m = await Memory.open(db, extractor=spy)
     groups: list[str] = []
     try:
         for n, obj in enumerate(rows, 1):
@@ -50,6 +75,8 @@ async def run_extract_report(rows: list[dict[str, Any]], db: str, out: TextIO) -
                 "relations": [_rel(f, ents) for f in res.facts],
                 "invalidated": [_rel(f, ents) for f in res.invalidated],
             }
+            if spy is not None:
+                line["explain"] = spy.traces()  # per relation: the stage and rule or example phrase
             out.write(json.dumps(line) + "\n")
             out.flush()
         final: dict[str, Any] = {}

@@ -86,6 +86,8 @@ class ExtractedRelation:
     confidence: float = 0.8
     valid_at: datetime | None = None
     invalid_at: datetime | None = None
+    trace: str = ""
+    """Optional: the stage and rule or example phrase that produced it (``loregraph extract --explain``)."""
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ class LexEntry:
     exact_case: bool  # short or all-caps names ("uv", "SRE") only match with the listed case
     aliases: tuple[str, ...] = ()  # other names of the same thing (from aliases.txt)
     source: str = "curated"  # curated | packages
+    canonical: str = ""  # the display name of its alias group ("PostgreSQL" for "Postgres"); "" = name
 
 
 def _norm(text: str) -> str:
@@ -98,7 +99,8 @@ class Lexicon:
             return
         group = groups.get(key, ())
         aliases = tuple(n for n in group if _norm(n) != key)
-        self.entries[key] = LexEntry(name, etype, amb, _exact_case(name), aliases, src)
+        canonical = group[0] if group else name
+        self.entries[key] = LexEntry(name, etype, amb, _exact_case(name), aliases, src, canonical)
         self.max_words = max(self.max_words, len(re.split(r"[\s\-/.]+", key)) + 2)
 
     def get(self, surface: str) -> LexEntry | None:

@@ -1,0 +1,220 @@
+"""Stage 3, clauses: each sentence cut into clauses with a subject, verbs and flags."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from loregraph.extract.base import SPEAKER
+from loregraph.extract.local.state import (
+    Clause,
+    Parse,
+    in_prep_phrase,
+    is_verb,
+    lemma,
+    resolve_it,
+    resolve_person,
+)
+from loregraph.extract.local.words import (
+    ALONE_MARKERS,
+    CLAUSE_MARKERS,
+    DECIDE_VERBS,
+    FUTURE_MARKERS,
+    HEDGES,
+    MODALS,
+    PLAN_VERBS,
+    ROLE_NOUNS,
+    STOP_VERBS,
+    SUBJ_PRONOUNS,
+)
+
+
+def split_clauses(st: Parse, sent: Any) -> list[Clause]:
+    doc = st.doc
+    bounds = [sent.start]
+    has_verb = False
+    for t in sent:
+        if st.at[t.i] != -1:
+            continue
+        if t.i > bounds[-1] and is_verb(st, t):
+            has_verb = True
+        low = t.lower_
+        nxt = doc[t.i + 1] if t.i + 1 < sent.end else None
+        if low in (";", ":") or t.text in ("—", "–") or (low == "-" and t.whitespace_):
+            if nxt is not None:
+                bounds.append(t.i + 1)
+                has_verb = False
+            continue
+        if not has_verb:
+            continue
+        if low in CLAUSE_MARKERS and t.i > sent.start:
+            if low == "so" and nxt is not None and nxt.lower_ in {"much", "many", "far", "good"}:
+                continue
+            bounds.append(t.i)
+            has_verb = False
+            continue
+        if low in ("and", "but", ",") and nxt is not None:
+            # a new clause if a subject + verb (or a bare verb) follows
+            k = t.i + 1
+            while k < sent.end and doc[k].lower_ in ("and", "but", "so", "then", "also", ","):
+                k += 1
+            if k < sent.end and (doc[k].lower_ in SUBJ_PRONOUNS or (st.at[k] != -1 and not _listed(st, t, k))
+                                 or is_verb(st, doc[k]) or doc[k].pos_ in ("DET",)
+                                 or doc[k].tag_ == "PRP$"):
+                bounds.append(t.i + 1)
+                has_verb = False
+    bounds.append(sent.end)
+    out = []
+    for a, b in itertools.pairwise(bounds):
+        if b > a:
+            out.append(Clause(a, b))
+    return out
+
+
+def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
+    doc = st.doc
+    toks = doc[cl.start:cl.end]
+    text_low = " " + " ".join(t.lower_ for t in toks) + " "
+    verbs = [t for t in toks if is_verb(st, t)]
+    cl.verbs = verbs
+    first_v = verbs[0].i if verbs else cl.start  # verbless fragment: inherits the subject
+    # subject: mentions/pronouns before the first verb, not inside a prepositional phrase
+    subj: list[Any] = []
+    k = cl.start
+    while k < first_v:
+        t = doc[k]
+        prev_t = doc[k - 1] if k > cl.start else None
+        in_pp = prev_t is not None and prev_t.pos_ == "ADP" and prev_t.lower_ not in ("and",)
+        if st.at[k] != -1:
+            m = st.mentions[st.at[k]]
+            if m.is_speaker and not in_pp:
+                subj.append(SPEAKER)
+            if not in_pp and m.type and k == m.start and not in_prep_phrase(st, m, cl.start):
+                subj.append(m)
+            k = m.end
+            continue
+        low = t.lower_
+        if low in ("i", "we") and t.dep_ in ("nsubj", "nsubjpass", "conj"):
+            subj.append(SPEAKER)
+        elif low in ("she", "he") and t.dep_ in ("nsubj", "nsubjpass"):
+            p = resolve_person(st, t.i)
+            if p is not None:
+                subj.append(p)
+        elif low == "it" and t.dep_ in ("nsubj", "nsubjpass"):
+            p = resolve_it(st, t.i)
+            if p is not None:
+                subj.append(p)
+        elif low in ROLE_NOUNS and any(c.lower_ in ("my", "our") for c in t.children) \
+                and t.dep_ in ("nsubj",):
+            cl.subj_role = low
+        elif low in ("everything", "all") and t.dep_ in ("nsubj", "nsubjpass") and st.speaker_ok:
+            subj.append(SPEAKER)  # "everything runs on X now": the speaker's work does
+        elif t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "NOUN" and low not in ROLE_NOUNS \
+                and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in t.children) \
+                and not any(c.dep_ == "appos" and st.at[c.i] != -1 for c in t.children) \
+                and not (k + 2 < first_v and doc[k + 1].text == "," and st.at[k + 2] != -1):
+            # "our data lives in X", "my team owns X", "all our tasks are in X"
+            if not any(c.lower_ in ("old", "former", "previous", "last", "ex") for c in t.children):
+                subj.append(SPEAKER)
+            else:
+                subj.append(None)
+        elif low in ("they", "you", "everyone", "nobody", "someone") and t.dep_ in ("nsubj",):
+            subj.append(None)
+        k += 1
+    subj_clean = [s for s in subj if s is not None]
+    # drop the person mention after "my manager X" role NP (handled as appos; X is the subject)
+    if not subj and prev is not None and (not verbs or toks[0].lower_ in ("and", "to", "then", ",")
+                                          or doc[cl.start - 1].lower_ in ("and", ",", "but", "to")):
+        subj_clean = list(prev.subj)
+        cl.inherited = True
+        if not verbs:
+            cl.verbs = list(prev.verbs)
+        if not cl.subj_role:
+            cl.subj_role = prev.subj_role
+    elif not subj and prev is not None and not verbs:
+        subj_clean = list(prev.subj)
+        cl.verbs = list(prev.verbs)
+        cl.inherited = True
+    elif not subj and prev is None and st.speaker_ok and _fan_fragment(st, cl):
+        subj_clean = [SPEAKER]  # "big fan of X": the speaker, left unsaid
+        if not cl.verbs:
+            cl.verbs = [t for t in toks if t.lower_ in ("fan", "fans", "believer", "advocate", "lover")][:1]
+    elif not subj and prev is None and verbs and st.speaker_ok and _diary_verb(st, cl, verbs[0]):
+        subj_clean = [SPEAKER]  # "Stopped using X.", "Ditched X for Y": the speaker, left unsaid
+    cl.subj = subj_clean
+    # flags
+    lems = [lemma(v) for v in cl.verbs]
+    aux_low = {t.lower_ for t in toks if t.pos_ in ("AUX", "PART", "ADV", "VERB", "INTJ")}
+    cl.hypothetical = bool(aux_low & MODALS) or " if " in text_low or text_low.startswith(" if ") \
+        or any(lem in PLAN_VERBS and (i + 1 < len(cl.verbs)) for i, lem in enumerate(lems)) \
+        or " going to " in text_low or " about to " in text_low or " thinking about " in text_low \
+        or " whether " in text_low or any(f in text_low for f in FUTURE_MARKERS)
+    if any(lem in PLAN_VERBS and v.dep_ in ("ROOT", "conj", "ccomp") and v.tag_ in ("VBG",)
+           for lem, v in zip(lems, cl.verbs, strict=False)):
+        cl.hypothetical = True  # "we're evaluating X", "I'm considering X"
+    if lems and lems[0] in ("try", "consider", "evaluate", "explore") and cl.verbs[0].tag_ != "VBD":
+        cl.hypothetical = True
+    if prev is not None and cl.inherited and prev.hypothetical:
+        cl.hypothetical = True
+    if " over " in text_low and any(lem in ("take", "pick", "choose") for lem in lems) \
+            and aux_low & {"'d", "would"} and " if " not in text_low:
+        cl.hypothetical = False  # "I'd take X over Y any day": a preference stated now
+        cl.preference = True
+    if any(lem in DECIDE_VERBS for lem in lems) and not (aux_low & MODALS):
+        cl.hypothetical = False
+    cl.negated = any(t.dep_ == "neg" or t.lower_ in ("not", "n't", "never") for t in toks) \
+        or " no longer " in text_low
+    if prev is not None and cl.inherited and prev.negated and not verbs:
+        cl.negated = True
+    cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to "))
+    if prev is not None and cl.inherited and prev.ended and not verbs:
+        cl.ended = True
+    if any(lem in STOP_VERBS for lem in lems[:1]) and not cl.negated:
+        first = cl.verbs[0]
+        if lemma(first) not in ("give", "get") or " give up " in text_low or " got rid of " in text_low \
+                or " get rid of " in text_low or " phased out " in text_low:
+            cl.ended = True
+    cl.hedged = bool({t.lower_ for t in toks} & HEDGES) or " i think " in text_low \
+        or " i believe " in text_low or " not sure " in text_low
+    cl.alone = any(f" {mk} " in text_low for mk in ALONE_MARKERS)
+    return cl
+
+
+def is_question(sent: Any) -> bool:
+    """A sentence that asks (ends with "?")."""
+    return sent.text.rstrip().endswith("?") or (
+        sent[0].lower_ in {"can", "could", "would", "should", "do", "does", "did", "is", "are",
+                           "have", "has", "what", "how", "why", "which", "who", "where", "when"}
+        and sent.text.rstrip().endswith("?"))
+
+
+def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
+    """A sentence that opens with a past or present verb and has no subject ("Switched to X last week")."""
+    first = next((t for t in st.doc[cl.start:cl.end] if t.pos_ not in ("ADV", "INTJ", "PUNCT", "CCONJ")), None)
+    if first is None or first.i != verb.i:
+        return False
+    if not first.is_sent_start and st.doc[first.i - 1].text not in (".", "!", ":") and not (
+            st.doc[cl.start].is_sent_start and all(t.pos_ in ("ADV", "INTJ") for t in st.doc[cl.start:first.i])):
+        return False
+    if verb.tag_ not in ("VBD", "VBN", "VBZ", "VBP", "VBG") or verb.lemma_ in ("be", "have", "do", "thank", "love"):
+        return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
+    return not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)
+
+
+def _fan_fragment(st: Parse, cl: Clause) -> bool:
+    """A clause that opens with "(big) fan of", "huge believer in": a preference with no subject."""
+    toks = [t for t in st.doc[cl.start:min(cl.end, cl.start + 4)] if t.pos_ not in ("DET", "INTJ", "PUNCT")]
+    for a, b in itertools.pairwise(toks):
+        if a.lower_ in ("fan", "fans", "believer", "advocate", "lover") and b.lower_ in ("of", "in"):
+            return all(t.pos_ in ("ADJ", "ADV", "DET") for t in toks[:toks.index(a)])
+    return False
+
+
+def _listed(st: Parse, conj: Any, k: int) -> bool:
+    """"with X and Y, ...": a name after "and" that only continues a list of names (no verb of its own)."""
+    doc = st.doc
+    if conj.i == 0 or st.at[conj.i - 1] == -1 or conj.lower_ not in ("and", "or"):
+        return False
+    m = st.mentions[st.at[k]]
+    nxt = doc[m.end] if m.end < len(doc) else None
+    return nxt is None or nxt.is_punct or nxt.lower_ in ("and", "or", "for", "in", "on", "with", "to", "at")

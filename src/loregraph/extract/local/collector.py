@@ -1,0 +1,122 @@
+"""Stage 6, collector: relations and endings gathered once each, with their fact sentences."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from loregraph.extract.base import SPEAKER, ExtractedEnding, ExtractedRelation
+from loregraph.extract.local.endings import EndingEvent, OrgDropped, SpeakerDropped
+from loregraph.extract.local.kinds import (
+    CONCEPT,
+    DECIDED,
+    DEPENDS_ON,
+    KNOWS,
+    ORGANIZATION,
+    PART_OF,
+    PERSON,
+    PREFERS,
+    TOOL,
+    USES,
+    WORKS_ON,
+    WORKS_WITH,
+)
+from loregraph.extract.local.words import TEAM_HEADS
+
+FACT_TEMPLATES: dict[str, str] = {
+    USES: "{s} uses {o}",
+    PREFERS: "{s} prefers {o}",
+    DECIDED: "{s} decided to use {o}",
+    WORKS_ON: "{s} works on {o}",
+    WORKS_WITH: "{s} works with {o}",
+    KNOWS: "{s} knows {o}",
+    DEPENDS_ON: "{s} depends on {o}",
+    PART_OF: "{s} is part of {o}",
+}
+
+
+@dataclass(slots=True)
+class Collector:
+    """Relations, endings and ending events of one message; ``SPEAKER`` or mentions as endpoints."""
+
+    speaker_ok: bool
+    speaker_name: str
+    relations: list[ExtractedRelation] = field(default_factory=list)
+    endings: list[ExtractedEnding] = field(default_factory=list)
+    events: list[EndingEvent] = field(default_factory=list)
+    clause_we: bool = False  # the clause being related speaks as "we"
+    _rel_keys: set[tuple[str, str, str]] = field(default_factory=set)
+    _end_keys: set[tuple[Any, ...]] = field(default_factory=set)
+    _pairs: set[tuple[str, str]] = field(default_factory=set)
+
+    def ref(self, x: Any) -> str | None:
+        if x is SPEAKER:
+            return SPEAKER if self.speaker_ok else None
+        return x.ref or None
+
+    def display(self, x: Any) -> str:
+        return self.speaker_name if x is SPEAKER else x.name
+
+    def has(self, s: Any, rtype: str, o: Any) -> bool:
+        """Whether the relation ``s rtype o`` was added."""
+        sr, orf = self.ref(s), self.ref(o)
+        return bool(sr and orf and (sr, rtype, orf) in self._rel_keys)
+
+    def related(self, s: Any, o: Any) -> bool:
+        """Whether a relation or an ending between ``s`` and ``o`` (either direction) is already there."""
+        sr, orf = self.ref(s), self.ref(o)
+        return bool(sr and orf and ({(sr, orf), (orf, sr)} & self._pairs))
+
+    def add(self, s: Any, rtype: str, o: Any, cl: Any, conf: float, qualifier: str = "",
+            role: str = "", trace: str = "rules") -> None:
+        """Add the relation ``s rtype o`` unless it (or its symmetric twin) is already there."""
+        if rtype == USES and getattr(o, "type", "") == ORGANIZATION and (s is SPEAKER or s.type == PERSON) \
+                and o.name.split()[-1].lower() in TEAM_HEADS:
+            rtype = PART_OF  # "sits on the payments team": people belong to teams, they don't use them
+        sr, orf = self.ref(s), self.ref(o)
+        if not sr or not orf or sr == orf:
+            return
+        key = (sr, rtype, orf)
+        if key in self._rel_keys:
+            return
+        if rtype in (WORKS_WITH, KNOWS) and (orf, rtype, sr) in self._rel_keys:
+            return
+        self._rel_keys.add(key)
+        self._pairs.add((sr, orf))
+        sd, od = self.display(s), self.display(o)
+        poss = "their" if s is SPEAKER else (f"{sd}'s")
+        fact = FACT_TEMPLATES[rtype].format(s=sd, o=od)
+        if role:
+            fact = f"{od} is {sd}'s {role}" if s is not SPEAKER else f"{sd} works with {od}, {poss} {role}"
+            if rtype == KNOWS:
+                fact = f"{sd} knows {od}, {poss} {role}"
+        if qualifier:
+            fact = f"{fact} {qualifier}"
+        self.relations.append(ExtractedRelation(source=sr, type=rtype, target=orf, fact=fact,
+                                                confidence=round(conf, 2), trace=trace))
+
+    def end(self, s: Any, rtype: str | None, o: Any, reason: str = "ended") -> None:
+        """Say that ``s rtype o`` has ended (``rtype`` None: any relation between the two)."""
+        sr, orf = self.ref(s), self.ref(o)
+        if not sr or not orf or sr == orf:
+            return
+        key = (sr, rtype, orf)
+        if key in self._end_keys or (sr, None, orf) in self._end_keys:
+            return
+        self._end_keys.add(key)
+        self._pairs.add((sr, orf))
+        self.endings.append(ExtractedEnding(source=sr, type=rtype, target=orf,
+                                            reason=reason))  # a code, never raw message text
+        if s is SPEAKER and rtype in (None, USES) and getattr(o, "type", "") in (TOOL, CONCEPT) \
+                and self.clause_we:
+            self.events.append(SpeakerDropped(o))
+        if s is not SPEAKER and getattr(s, "type", "") == ORGANIZATION and rtype in (None, USES) \
+                and getattr(o, "type", "") in (TOOL, CONCEPT):
+            self.events.append(OrgDropped(s, o))  # "Acme moved off X": a member's use of X ends too
+
+    def end_fact(self, fact_id: str, reason: str) -> None:
+        """End an offered candidate fact by id."""
+        if ("fact", fact_id) in self._end_keys:
+            return
+        self._end_keys.add(("fact", fact_id))
+        self.endings.append(ExtractedEnding(fact_id=fact_id, reason=reason))

@@ -1,0 +1,399 @@
+"""Stage 2, entity typing: votes from context cues, partners and NER; then refs for the output."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from loregraph.extract.base import ExtractedEntity
+from loregraph.extract.local.kinds import ORGANIZATION, PERSON, PROJECT, TOOL
+from loregraph.extract.local.state import (
+    Mention,
+    Parse,
+    best_type,
+    clean_name,
+    lemma,
+    nearest_verb_before,
+)
+from loregraph.extract.local.words import (
+    HUMAN_AGENT_VERBS,
+    LEAVE_VERBS,
+    ORG_NOUNS,
+    ORG_ROLE_NOUNS,
+    ORG_SUFFIXES,
+    PERSON_SUBJ_VERBS,
+    PLACE_HEADS,
+    PREFER_VERBS,
+    PROJECT_APPOS_HEADS,
+    PROJECT_HEADS,
+    PRONOUNS,
+    ROLE_NOUNS,
+    SPEAKER_WORDS,
+    SWITCH_VERBS,
+    TEAM_HEADS,
+    TOOL_HEADS,
+    USE_VERBS,
+    WE_WORDS,
+    WORK_VERBS,
+)
+
+
+def type_mentions(st: Parse) -> list[Mention]:
+    doc = st.doc
+    ms = st.mentions
+    need_ner = False
+    for m in ms:
+        _context_votes(st, m)
+    # partners: "X and Y", "X or Y", "prefer X over/to Y", "from X to Y" share types
+    for _ in range(2):
+        for a, b in itertools.pairwise(ms):
+            between = doc[a.end:b.start].text.strip().lower()
+            if between in {"and", "or", ",", ", and", ", or", "over", "to", "than", "instead of",
+                           "rather than", "vs", "vs.", "versus", "/", "&"} or (
+                    between == "to" and doc[a.start - 1].lower_ == "from" if a.start > 0 else False):
+                for m1, m2 in ((a, b), (b, a)):
+                    t1 = best_type(m1.votes)
+                    if t1 and m1.votes[t1] >= 0.8 and m2.source in ("cap", "np") \
+                            and not m2.votes.get(t1):
+                        m2.vote(t1, 0.5)
+    for m in ms:
+        t = best_type(m.votes)
+        if (t is None or m.votes[t] < 0.5) and m.source == "cap":
+            need_ner = True
+    if need_ner and st.ner is not None:
+        st.ner(doc)
+        for ent in doc.ents:
+            for k in range(ent.start, ent.end):
+                if st.at[k] != -1:
+                    ms[st.at[k]].ner = ent.label_
+        st.notes["ner"] = True
+    for m in ms:
+        if m.place or (m.ner in ("GPE", "LOC") and m.source == "cap" and max(m.votes.values(), default=0.0) < 0.8):
+            continue  # places are not entities of this ontology
+        if m.ner == "PERSON":
+            m.vote(PERSON, 0.45)
+        elif m.ner == "ORG" and m.source == "cap":
+            m.vote(ORGANIZATION, 0.3)
+        t = best_type(m.votes)
+        if t is None:
+            continue
+        score = m.votes[t]
+        if score < 0.3:
+            continue
+        m.type = t
+        m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
+    return st.mentions
+
+
+def _context_votes(st: Parse, m: Mention) -> None:
+    doc = st.doc
+    n = len(doc)
+    i, j = m.start, m.end
+    prev = doc[i - 1] if i > 0 else None
+    prev2 = doc[i - 2] if i > 1 else None
+    nxt = doc[j] if j < n else None
+    words = doc[i:j].text.split()
+    last = words[-1].lower() if words else ""
+    # a place, not a tool or an organisation: "the Lisbon office", "our Austin campus"
+    if m.source == "cap" and nxt is not None and nxt.lower_ in PLACE_HEADS:
+        m.place = True
+        return
+    # org suffix
+    if m.source == "cap" and len(words) >= 2 and last in ORG_SUFFIXES:
+        m.vote(ORGANIZATION, 2.0)
+        return  # "Brightside Bank", "Northwind Labs": the suffix decides
+    # "project X", "project called X", "X project"
+    if prev is not None and prev.lower_ in PROJECT_HEADS:
+        m.vote(PROJECT, 1.5)
+    if prev is not None and prev.lower_ in {"called", "named", "codenamed", "dubbed"}:
+        ante = [t.lower_ for t in doc[max(0, i - 7):i - 1]]
+        if any(t in PROJECT_HEADS for t in ante[-3:]):
+            m.vote(PROJECT, 1.5)
+        elif any(t in ORG_NOUNS | TEAM_HEADS for t in ante[-3:]):
+            m.vote(ORGANIZATION, 1.2)
+        elif any(t in {"library", "framework", "tool", "database", "language", "package", "plugin",
+                       "extension", "editor", "ide", "sdk", "crate", "gem", "cli"} for t in ante[-3:]):
+            m.vote(TOOL, 1.0)
+        elif any(t in {"guy", "woman", "man", "person", "girl", "boy", "friend", "someone", "engineer",
+                       "developer", "designer", "colleague"} for t in ante[-3:]):
+            m.vote(PERSON, 1.0)
+        else:
+            m.vote(PROJECT, 0.9)  # "a rewrite of the booking flow called Skylark"
+    if nxt is not None and nxt.lower_ in PROJECT_HEADS and m.source == "cap":
+        m.vote(PROJECT, 1.2)
+    if nxt is not None and nxt.lower_ in TEAM_HEADS and m.source == "cap":
+        m.vote(ORGANIZATION, 0.8)
+    # tool head nouns: "the Tokio runtime", "a GraphQL gateway", "my Python code"
+    if nxt is not None and nxt.lower_ in TOOL_HEADS and nxt.pos_ in ("NOUN", "PROPN") \
+            and m.source in ("cap", "lexicon"):
+        m.vote(TOOL, 0.7)
+    # apposition / copula with a project noun: "Orion, our billing app", "X is a ... app"
+    ap = _appos_head(st, m)
+    if ap is not None:
+        if ap.lower_ in PROJECT_APPOS_HEADS:
+            own = any(t.lower_ in WE_WORDS | SPEAKER_WORDS for t in ap.children)
+            m.vote(PROJECT, 1.3 if own else 0.8)
+            m.owned = m.owned or own
+        if ap.lower_ in ROLE_NOUNS:
+            m.vote(PERSON, 1.3)
+            m.role = m.role or ap.lower_
+        if ap.lower_ in ORG_NOUNS:
+            m.vote(ORGANIZATION, 1.4)
+    # role noun right in front: "my colleague Ingrid", "our designer Maya"
+    if prev is not None and prev.lower_ in ROLE_NOUNS and m.source in ("cap", "candidate", "lexicon"):
+        poss = [t for t in prev.children if t.dep_ == "poss"] or ([prev2] if prev2 is not None else [])
+        if any(t is not None and t.lower_ in SPEAKER_WORDS | WE_WORDS | {"his", "her", "their"}
+               for t in poss) or prev.dep_ in ("nsubj", "pobj", "dobj", "appos", "attr") \
+                or _possessed_by_speaker(prev):
+            m.vote(PERSON, 1.5)
+            m.role = prev.lower_
+    # role noun and a comma in front: "my editor, Ana Lima, ...", "our head chef, Tomas, ..."
+    if prev is not None and prev.text == "," and prev2 is not None and prev2.lower_ in ROLE_NOUNS \
+            and m.source in ("cap", "candidate", "lexicon") and _possessed_by_speaker(prev2):
+        m.vote(PERSON, 1.5)
+        m.role = prev2.lower_
+    # "a friend of mine, X"
+    if prev is not None and prev.text == "," and i >= 4 and doc[i - 2].lower_ in ("mine", "ours") \
+            and doc[i - 3].lower_ == "of" and doc[i - 4].lower_ in ROLE_NOUNS and m.source in ("cap", "candidate"):
+        m.vote(PERSON, 1.5)
+        m.role = doc[i - 4].lower_
+    # a work item noun in front, or as the copula's other side: "my plugin Vellum", "our game is Vellum"
+    kind_noun = prev2 if prev is not None and prev.text == "," else prev
+    if kind_noun is not None and kind_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
+            and _possessed_by_speaker(kind_noun):
+        m.vote(PROJECT, 1.3)
+        m.owned = True
+    copula_noun = _copula_other(st, m)
+    if copula_noun is not None and copula_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
+            and _possessed_by_speaker(copula_noun):
+        m.vote(PROJECT, 1.3)
+        m.owned = True
+    # "New project: X"
+    if prev is not None and prev.text == ":" and prev2 is not None and prev2.lower_ in PROJECT_HEADS \
+            and m.source in ("cap", "candidate"):
+        m.vote(PROJECT, 1.5)
+        m.owned = True
+    # copula role: "my designer is Maya", "Maya is my designer"
+    role = _copula_role(st, m)
+    if role:
+        m.vote(PERSON, 1.5)
+        m.role = role
+    # subject of something only people do: "Dmitri took it over", "Wen said", "Ola approved the budget"
+    head = doc[m.start]
+    if m.source == "cap" and m.end - m.start == 1 and head.dep_ == "nsubj" \
+            and (lemma(head.head) in HUMAN_AGENT_VERBS
+                 or (lemma(head.head) == "take" and any(c.lower_ == "over" for c in head.head.children))):
+        m.vote(PERSON, 0.6)
+    # "X and I", "I and X", "X and me"
+    if nxt is not None and nxt.lower_ == "and" and j + 1 < n and doc[j + 1].lower_ in {"i", "me"} \
+            and not (prev is not None and prev.pos_ == "ADP"):
+        m.vote(PERSON, 1.2)
+    if prev is not None and prev.lower_ == "and" and prev2 is not None and prev2.lower_ in {"i", "me"}:
+        m.vote(PERSON, 1.0)
+    # prepositions in front
+    p = prev.lower_ if prev is not None else ""
+    if prev is not None and prev.pos_ == "DET" and prev2 is not None:
+        p = prev2.lower_
+    gov = nearest_verb_before(doc, i)
+    glem = lemma(gov) if gov is not None else ""
+    if p == "at" and m.source in ("cap", "lexicon"):
+        m.vote(ORGANIZATION, 1.0)
+    if p in ("join", "joined", "joining", "joins", "left", "leave", "leaving", "leaves") \
+            and m.source == "cap":
+        m.vote(ORGANIZATION, 0.7)
+    if p in ("for",) and glem == "work" and m.source == "cap":
+        m.vote(ORGANIZATION, 0.8)
+    if p == "from" and prev2 is not None and m.source == "cap" and i >= 2 and st.at[i - 2] != -1 \
+            and glem not in SWITCH_VERBS | LEAVE_VERBS:
+        m.vote(ORGANIZATION, 0.8)  # "Marta from Northwind"
+    if p == "with" and m.source == "cap":
+        if glem in {"work", "collaborate", "pair", "partner", "team", "meet", "talk", "chat", "sync"} \
+                or (gov is not None and gov.dep_ == "ROOT" and glem in WORK_VERBS):
+            m.vote(PERSON, 0.8)
+        elif glem in USE_VERBS or glem in {"build", "write"}:
+            m.vote(TOOL, 0.5)
+    if p in ("to",) and glem == "report" and m.source == "cap":
+        m.vote(PERSON, 1.0)
+    if gov is not None and m.source in ("cap", "np"):
+        obj_like = gov.i < i
+        if obj_like and glem in {"use", "adopt", "utilize", "utilise", "install", "deploy", "try",
+                                 "learn", "write", "code", "leverage", "employ", "migrate",
+                                 "integrate", "configure", "upgrade", "host", "run", "benchmark"} \
+                and p in {glem, "", "in", "with", "on", "to", "from"} | {gov.lower_}:
+            m.vote(TOOL, 0.8)
+        if obj_like and p in ("with", "in", "on") and glem in {"build", "write", "implement", "deploy",
+                                                              "host", "run", "store", "base", "code",
+                                                              "power", "plan", "design", "track"}:
+            m.vote(TOOL, 0.9)
+        if obj_like and p in ("", gov.lower_) and m.source == "cap" and glem in SWITCH_VERBS | {
+                "deploy", "host", "port", "rewrite", "containerize", "containerise", "ship"} \
+                and any(t.lower_ in ("from", "to", "on", "onto") for t in doc[j:min(n, j + 3)]):
+            m.vote(PROJECT, 0.7)  # "we switched Larkspur from X to Y", "we deploy Orion on Z"
+        if obj_like and p in ("from", "to") and glem in SWITCH_VERBS:
+            subj_t = [c for c in gov.children if c.dep_ in ("nsubj", "nsubjpass")]
+            if subj_t and (subj_t[0].lower_ in ("she", "he") or (subj_t[0].pos_ == "PROPN" and not any(
+                    c.dep_ == "dobj" for c in gov.children))):
+                m.vote(ORGANIZATION, 0.6)  # "Fatima moved to Lincoln High"
+            else:
+                m.vote(TOOL, 0.5)
+        if obj_like and p == "on" and glem in ("work", "focus") and m.source == "cap":
+            m.vote(PROJECT, 1.0)
+        if obj_like and p in ("", gov.lower_) and m.source == "cap" and glem in (
+                "build", "rewrite", "launch", "ship", "prototype", "design", "architect", "develop", "maintain",
+                "co-maintain", "finish", "redesign", "refactor"):
+            m.vote(PROJECT, 0.6)  # "we're rewriting Tessel": a work item
+        if obj_like and p in ("", gov.lower_) and m.source == "cap" and glem in ("found", "co-found", "cofound"):
+            m.vote(ORGANIZATION, 0.9)  # "I co-founded Lumen"
+        if obj_like and glem in ("know", "meet", "hire", "introduce", "email", "ask", "tell", "thank"):
+            m.vote(PERSON, 0.8)
+        if not obj_like and glem in PERSON_SUBJ_VERBS and m.source == "cap" and len(words) <= 2:
+            m.vote(PERSON, 0.6)
+        if not obj_like and glem in {"know"} and m.source == "cap":
+            m.vote(PERSON, 0.5)
+    # the verb the mention is the subject of: "Priscilla joined ...", "Lena knows ..."
+    last_tok = doc[j - 1]
+    if last_tok.dep_ in ("nsubj", "nsubjpass") and m.source == "cap" and len(words) <= 3:
+        hv = lemma(last_tok.head)
+        if hv in PERSON_SUBJ_VERBS:
+            m.vote(PERSON, 0.6)
+    # "Priscilla from Hooli": a short name in front of "from <Org>"
+    if nxt is not None and nxt.lower_ == "from" and m.source == "cap" and len(words) <= 2 \
+            and last_tok.dep_ in ("nsubj", "nsubjpass", "appos"):
+        m.vote(PERSON, 0.5)
+    # "the founder of Quillstack", "an engineer at X"
+    if prev is not None and prev.lower_ in ("of", "at") and prev2 is not None \
+            and prev2.lower_ in ORG_ROLE_NOUNS and m.source == "cap":
+        m.vote(ORGANIZATION, 1.0)
+    # she/he right after, in the next clause: "Ingrid is on the team, and she ..."
+    if m.source == "cap" and len(words) <= 2:
+        later = doc[j:min(n, j + 12)]
+        if any(t.lower_ in ("she", "he", "her", "him", "his") for t in later) and not any(
+                st.at[t.i] != -1 and t.i >= j and best_type(st.mentions[st.at[t.i]].votes) == PERSON
+                for t in later if st.at[t.i] != -1):
+            m.vote(PERSON, 0.25)
+    # "prefer X" where nothing else says: any non-person
+    if m.source == "cap" and gov is not None and glem in PREFER_VERBS and gov.i < i:
+        m.vote(TOOL, 0.3)
+
+
+def _appos_head(st: Parse, m: Mention) -> Any:
+    """Noun in apposition or as copula attribute of the mention: "Orion, our app" → app."""
+    doc = st.doc
+    head = doc[m.end - 1]
+    for t in head.children:
+        if t.dep_ == "appos" and t.i >= m.end:
+            return t
+    if head.dep_ == "appos" and head.head.i < m.start and head.head.pos_ == "NOUN":
+        return head.head
+    # "X, a message broker ..." (parser attached the appos elsewhere)
+    k = m.end
+    if k < len(doc) and doc[k].text == ",":
+        k += 1
+        while k < len(doc) and doc[k].pos_ in ("DET", "PRON", "ADJ", "NOUN") and doc[k].dep_ != "ROOT":
+            if doc[k].pos_ == "NOUN" and (k + 1 >= len(doc) or doc[k + 1].pos_ != "NOUN"):
+                return doc[k]
+            k += 1
+    # copula: "X is a ... app"
+    if head.dep_ in ("nsubj",) and head.head.lemma_ == "be":
+        for t in head.head.children:
+            if t.dep_ == "attr" and t.pos_ == "NOUN":
+                return t
+    return None
+
+
+def _possessed_by_speaker(noun: Any) -> bool:
+    """"my/our (new) <noun>": the noun has a first-person possessive."""
+    return any(c.dep_ == "poss" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in noun.children) or any(
+        t.lower_ in ("my", "our") for t in noun.doc[max(noun.sent.start, noun.i - 3):noun.i])
+
+
+def _copula_other(st: Parse, m: Mention) -> Any:
+    """The noun on the other side of "is" from the mention: "our game is X" / "X is our game" → game."""
+    head = st.doc[m.end - 1]
+    verb = head.head
+    if verb.lemma_ != "be" or head.dep_ not in ("attr", "nsubj"):
+        return None
+    for t in verb.children:
+        if t.i != head.i and t.dep_ in ("nsubj", "attr") and t.pos_ == "NOUN":
+            return t
+    return None
+
+
+def _copula_role(st: Parse, m: Mention) -> str:
+    """"my designer is Maya" / "Maya is my designer" → "designer"."""
+    doc = st.doc
+    head = doc[m.end - 1]
+    verb = head.head
+    if verb.lemma_ != "be" or head.dep_ not in ("attr", "nsubj"):
+        return ""
+    for t in verb.children:
+        if t.i == head.i or t.dep_ not in ("nsubj", "attr"):
+            continue
+        if t.lower_ in ROLE_NOUNS and any(c.dep_ == "poss" for c in t.children):
+            return t.lower_
+    return ""
+
+
+def speaker_self_name(st: Parse, m: Mention) -> bool:
+    """"I'm Marcus, ...", "I am Marcus.", "my name is Marcus", "Marcus here": the speaker names themself."""
+    doc = st.doc
+    i = m.start
+    before = [t.lower_ for t in doc[max(0, i - 3):i]]
+    after = doc[m.end] if m.end < len(doc) else None
+    ends = after is None or after.is_punct or after.lower_ in ("and", "here", "from", "btw")
+    if before[-2:] in (["i", "'m"], ["i", "am"], ["i", "’m"]) and ends and m.end - m.start <= 2:
+        return doc[i].text[:1].isupper() and not st.lex.get(doc[i:m.end].text)
+    if before[-3:] == ["my", "name", "is"] and m.end - m.start <= 3:
+        return True
+    return after is not None and after.lower_ == "here" and (i == 0 or doc[i - 1].is_sent_start
+                                                             or doc[i - 1].is_punct) and m.end - m.start <= 2
+
+
+def assign_refs(st: Parse) -> list[ExtractedEntity]:
+    out: list[ExtractedEntity] = []
+    by_key: dict[str, ExtractedEntity] = {}
+    sent_q = {}
+    for s in st.doc.sents:
+        q = s.text.rstrip().endswith("?")
+        for t in s:
+            sent_q[t.i] = q
+    for m in st.mentions:
+        if not m.type:
+            continue
+        if m.source == "cap" and st.speaker_ok and speaker_self_name(st, m):
+            m.is_speaker, m.type = True, ""  # the speaker: no second entity beside them
+            st.notes["speaker_name"] = clean_name(m.name)
+            continue
+        m.in_question = sent_q.get(m.start, False)
+        if m.in_question and m.source == "cap" and m.conf < 0.75:
+            m.type = ""  # unknown names in questions: not asserted anywhere
+            continue
+        name = clean_name(m.name)
+        if not name or name.lower() in PRONOUNS:
+            m.type = ""
+            continue
+        m.name = name
+        key = (m.existing_id or "") + "|" + name.casefold()
+        if m.existing_id:
+            key = m.existing_id
+        else:
+            for k2, ent in by_key.items():
+                if name.casefold() in {a.casefold() for a in [ent.name, *ent.aliases]}:
+                    key = k2
+                    break
+        if key in by_key:
+            ent = by_key[key]
+            m.ref = ent.ref
+            ent.confidence = max(ent.confidence, round(m.conf, 2))
+            continue
+        ref = f"e{len(out) + 1}"
+        aliases = [a for a in m.aliases if a.casefold() != name.casefold()]
+        attrs: dict[str, Any] = {}
+        if m.role:
+            attrs["role"] = m.role
+        ent = ExtractedEntity(ref=ref, name=name, type=m.type, confidence=round(m.conf, 2),
+                              aliases=aliases, attributes=attrs, existing_id=m.existing_id)
+        by_key[key] = ent
+        out.append(ent)
+        m.ref = ref
+    return out

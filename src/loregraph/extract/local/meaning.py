@@ -1,0 +1,476 @@
+"""Stage 4b, relations typed by meaning: a clause's predicate phrase is compared with a library of
+example phrasings per relation type and per ending (``extract/data/relation_phrases.tsv``), embedded
+with the local embedder; the nearest examples decide, with a confidence from their similarity.
+
+It runs after the rules, only for subject–object pairs the rules left unrelated, so precise rules
+keep priority and meaning covers the wording they miss. Shapes handled, from the dependency parse and
+the clause's mentions: subject + predicate + object (with prepositions and coordinated objects),
+a person subject acting on the speaker ("X supervises me"), and a name's own predicate ("X is history").
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from loregraph.extract.base import SPEAKER, ExtractedEntity
+from loregraph.extract.local.kinds import (
+    CONCEPT,
+    DECIDED,
+    DEPENDS_ON,
+    KNOWS,
+    ORGANIZATION,
+    PART_OF,
+    PERSON,
+    PREFERS,
+    PROJECT,
+    TOOL,
+    USES,
+    WORKS_ON,
+    WORKS_WITH,
+)
+from loregraph.extract.local.state import (
+    Clause,
+    Mention,
+    Parse,
+    clause_gov_verb,
+    clause_mentions,
+    clean_name,
+    lemma,
+    resolve_person,
+)
+from loregraph.extract.local.words import COLLAB_VERBS, PEOPLE_NOUNS, ROLE_NOUNS, WORK_VERBS
+
+log = logging.getLogger(__name__)
+
+PHRASES_FILE = Path(__file__).resolve().parent.parent / "data" / "relation_phrases.tsv"
+END = "END"
+NONE = "NONE"
+MIN_SIMILARITY = 0.70  # below this the nearest example is not close enough to say anything
+MIN_MARGIN = 0.03  # the best label must beat the best other label by this much
+K_NEIGHBOURS = 3
+
+# relation types allowed per object kind (the library's rows name the kind too; this is the guard)
+ALLOWED: dict[str, frozenset[str]] = {
+    "tool": frozenset({USES, PREFERS, DECIDED, DEPENDS_ON, END}),
+    "project": frozenset({WORKS_ON, END}),
+    "organization": frozenset({PART_OF, END}),
+    "person": frozenset({WORKS_WITH, KNOWS, END}),
+    "me": frozenset({WORKS_WITH, KNOWS}),
+    "self": frozenset({END}),
+}
+_KIND_OF_TYPE = {TOOL: "tool", CONCEPT: "tool", PROJECT: "project", ORGANIZATION: "organization", PERSON: "person"}
+_FILLER = frozenset({"really", "honestly", "just", "basically", "totally", "actually", "literally", "pretty",
+                     "kinda", "lol", "btw", "tbh", "also", "now", "currently", "these", "days", "i", "we",
+                     "obviously", "definitely", "absolutely", "mostly", "usually", "always", "even"})
+_SUBJECT_WORDS = frozenset({"i", "we"})
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One row of the phrase library."""
+
+    label: str
+    kind: str
+    phrase: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The meaning stage's reading of one predicate phrase."""
+
+    label: str  # a relation type, END or NONE
+    example: str  # the nearest example phrase with that label
+    similarity: float
+    confidence: float
+
+
+def normalise(phrase: str) -> str:
+    """Articles carry no meaning here; drop them on both sides of the comparison."""
+    return " ".join(w for w in phrase.split() if w not in ("a", "an", "the")) or phrase
+
+
+def load_examples(path: Path = PHRASES_FILE) -> list[Example]:
+    """Rows of the phrase library (comments and blank lines skipped)."""
+    out = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        label, kind, phrase = raw.split("\t")
+        out.append(Example(label.strip(), kind.strip(), phrase.strip()))
+    return out
+
+
+class PhraseLibrary:
+    """Example phrasings embedded once; ``classify`` finds the nearest ones for a phrase."""
+
+    def __init__(self, embedder: Any = None, path: Path = PHRASES_FILE) -> None:
+        self.examples = load_examples(path)
+        self._embedder = embedder
+        self._by_kind: dict[str, tuple[list[Example], np.ndarray]] = {}
+        self._lock = threading.Lock()
+        self.available = True
+
+    def _ready(self) -> bool:
+        if self._by_kind or not self.available:
+            return self.available
+        with self._lock:
+            if self._by_kind:
+                return True
+            try:
+                if self._embedder is None:
+                    from loregraph.models.embedder import get_default_embedder
+
+                    self._embedder = get_default_embedder()
+                vecs = np.asarray(self._embedder.embed([normalise(e.phrase) for e in self.examples]),
+                                  dtype=np.float32)
+            except Exception as exc:  # no local model: the stage is skipped, the rules still run
+                log.warning("meaning stage off: embedder unavailable (%s)", type(exc).__name__)
+                self.available = False
+                return False
+            for kind in ALLOWED:
+                idx = [i for i, e in enumerate(self.examples) if e.kind == kind]
+                self._by_kind[kind] = ([self.examples[i] for i in idx], vecs[idx])
+        return True
+
+    def classify(self, phrase: str, kind: str) -> Verdict | None:
+        """Nearest-example reading of ``phrase`` for an object of ``kind``; None if nothing is close."""
+        if not phrase or kind not in ALLOWED or not self._ready():
+            return None
+        rows, mat = self._by_kind[kind]
+        if not rows:
+            return None
+        vec = np.asarray(self._embedder.embed([normalise(phrase)])[0], dtype=np.float32)
+        sims = mat @ vec
+        order = np.argsort(-sims)[:K_NEIGHBOURS]
+        best: dict[str, tuple[float, str]] = {}
+        for i in order:
+            lab = rows[i].label
+            if lab not in best:
+                best[lab] = (float(sims[i]), rows[i].phrase)
+        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])
+        label, (sim, example) = ranked[0]
+        # the best other label anywhere in the library, not only among the k nearest
+        other = max((float(s) for s, r in zip(sims, rows, strict=True) if r.label != label), default=0.0)
+        margin = sim - other
+        if sim < MIN_SIMILARITY or margin < MIN_MARGIN:
+            return Verdict(NONE, example, sim, 0.0)
+        confidence = float(np.clip(0.7 + (sim - MIN_SIMILARITY) * 0.8 + margin * 0.5, 0.7, 0.9))
+        return Verdict(label, example, sim, round(confidence, 2))
+
+
+# ---------------------------------------------------------------------------------------------
+# predicate phrases from the parse
+# ---------------------------------------------------------------------------------------------
+
+
+def _word(st: Parse, t: Any) -> str:
+    low = t.lower_
+    if low in ("'m", "'re", "'s", "am", "are", "is", "was", "were", "been", "being"):
+        return "be"
+    if low in ("n't", "never"):
+        return "not" if low == "n't" else "never"
+    if low == "ca":
+        return "can"
+    if low in ("'ve", "'d", "'ll", "wo"):
+        return {"'ve": "have", "'d": "would", "'ll": "will", "wo": "will"}[low]
+    if t.pos_ in ("VERB", "AUX", "NOUN"):
+        return lemma(t)
+    return low
+
+
+def predicate_phrase(st: Parse, start: int, end: int) -> str:
+    """Lemmatised words of tokens [start, end): names become their kind, fillers and punctuation go."""
+    words: list[str] = []
+    k = start
+    while k < end:
+        t = st.doc[k]
+        if st.at[k] != -1:
+            m = st.mentions[st.at[k]]
+            kind = _KIND_OF_TYPE.get(m.type, "thing")
+            if not words or words[-1] != kind:
+                words.append(kind)
+            k = max(m.end, k + 1)
+            continue
+        k += 1
+        if t.is_punct or t.is_space or t.lower_ in _FILLER or t.like_num:
+            continue
+        w = _word(st, t)
+        if w and (t.is_alpha or w in ("not",)):
+            words.append(w)
+    return " ".join(words[-8:])
+
+
+def _compared(st: Parse, o: Mention) -> bool:
+    """The object of a comparison ("over X", "than X", "instead of X", "vs X"): no relation of its own."""
+    words = [t.lower_ for t in st.doc[max(0, o.start - 2):o.start]]
+    return bool(words) and (words[-1] in ("over", "than", "vs", "vs.", "versus") or words[-2:] == ["instead", "of"]
+                            or words[-2:] == ["rather", "than"])
+
+
+def _phrase_start(st: Parse, cl: Clause, start: int, o: Mention) -> int:
+    """Where the predicate of ``o`` begins: its governing verb, or after the last name before it."""
+    k = start
+    for i in range(o.start - 1, start - 1, -1):
+        t = st.doc[i]
+        if st.at[i] != -1 and st.at[i] != st.at[o.start]:
+            earlier = st.mentions[st.at[i]]
+            gap = st.doc[earlier.end:o.start]
+            if len(gap) == 1 and gap[0].lower_ in ("for", "with", "to", "onto", "into") and earlier.start > 0 \
+                    and st.doc[earlier.start - 1].pos_ == "VERB":
+                continue  # "left X for Y": the verb before X governs Y too
+            return i + 1 if st.mentions[st.at[i]].end <= o.start else k
+        if t.pos_ in ("VERB", "AUX") and st.at[i] == -1:
+            # the verb group: auxiliaries, negation and particles in front of it belong to it
+            j = i
+            while j - 1 >= start and st.doc[j - 1].pos_ in ("AUX", "PART", "ADV") and st.at[j - 1] == -1:
+                j -= 1
+            return j
+    return k
+
+
+def _subject_end(st: Parse, cl: Clause, s: Any) -> int:
+    if s is not SPEAKER:
+        return int(s.end)
+    for t in st.doc[cl.start:cl.end]:
+        if t.lower_ in _SUBJECT_WORDS and t.dep_ in ("nsubj", "nsubjpass"):
+            return int(t.i) + 1
+    if cl.verbs and cl.start <= cl.verbs[0].i < cl.end:
+        return int(cl.verbs[0].i)
+    return cl.start
+
+
+# ---------------------------------------------------------------------------------------------
+# the stage
+# ---------------------------------------------------------------------------------------------
+
+
+def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
+    """Type the pairs of ``cl`` the rules left unrelated by the meaning of their predicate phrase."""
+    if cl.question or cl.hypothetical or not cl.verbs or not library.available:
+        return
+    subjects = [s for s in cl.subj if (s is SPEAKER and st.speaker_ok) or (s is not SPEAKER and s.type)]
+    generic = False
+    if not subjects:
+        subjects = _it_subject(st, cl)
+    if not subjects:
+        owner = _generic_subject(st, cl)
+        if owner is None:
+            return
+        subjects, generic = [owner], True
+    ms = [m for m in clause_mentions(st, cl) if m.type and m.ref]
+    subj_ids = {id(s) for s in subjects}
+    first_verb = min(v.i for v in cl.verbs if cl.start <= v.i < cl.end) if any(
+        cl.start <= v.i < cl.end for v in cl.verbs) else cl.start
+    objs = [m for m in ms if id(m) not in subj_ids and m.start > first_verb]
+    if not cl.negated and not cl.ended:
+        objs = _type_unknown_objects(st, cl, subjects, first_verb, objs, library)
+    for s in subjects:
+        start = _subject_end(st, cl, s)
+        prev_obj: Mention | None = None
+        prev_verdict: Verdict | None = None
+        for o in objs:
+            if o.start < start:
+                continue
+            kind = _KIND_OF_TYPE.get(o.type)
+            if kind is None or (_compared(st, o) and (s is SPEAKER or s.type not in (TOOL, CONCEPT))):
+                continue
+            gv = clause_gov_verb(st, o, cl)
+            if gv is not None and gv.dep_ in ("acl", "relcl") and gv.i > start:
+                continue  # "a broker written in Rust": the participle's noun owns the object, not the subject
+            if kind == "tool" and _copula_tool(st, cl, s, start, o, generic):
+                prev_obj, prev_verdict = o, Verdict(USES, "<thing> is <tool>", 1.0, 0.8)
+                continue
+            between = st.doc[prev_obj.end:o.start].text.strip().lower() if prev_obj is not None else None
+            if prev_obj is not None and prev_verdict is not None and _KIND_OF_TYPE.get(prev_obj.type) == kind \
+                    and between in ("and", "or", ",", ", and", "&", "+", "plus", "as well as", "with", "with the",
+                                    "alongside"):
+                verdict: Verdict | None = prev_verdict  # coordination: "in X and Y"
+            else:
+                verdict = library.classify(predicate_phrase(st, _phrase_start(st, cl, start, o), o.start), kind)
+            prev_obj, prev_verdict = o, verdict
+            if verdict is None or verdict.label == NONE:
+                continue
+            if generic and (verdict.label not in (USES, DEPENDS_ON, DECIDED, END) or kind != "tool"):
+                continue  # "the invoices go through X": the speaker's work uses X, nothing more
+            if generic and verdict.label == DEPENDS_ON:
+                verdict = Verdict(USES, verdict.example, verdict.similarity, verdict.confidence)
+            _emit(st, cl, s, o, kind, verdict)
+        if s is not SPEAKER and s.type == PERSON:
+            _acts_on_speaker(st, cl, s, start, library)
+        if s is not SPEAKER and s.type in (TOOL, CONCEPT) and not objs:
+            phrase = predicate_phrase(st, start, cl.end)
+            verdict = library.classify(phrase, "self")
+            if verdict is not None and verdict.label == END and st.speaker_ok:
+                st.out.end(SPEAKER, None, s, reason="meaning")
+    _co_subjects(st, cl, subjects, objs)
+    if SPEAKER in subjects and not objs:
+        _fronted_object(st, cl, ms, library)
+
+
+def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> None:
+    if v.label not in ALLOWED[kind] or st.out.related(s, o):
+        return
+    trace = f"meaning: \"{v.example}\" ({v.similarity:.2f})"
+    if v.label == END:
+        st.out.end(s, None, o, reason="meaning")
+        return
+    if cl.negated or cl.ended:
+        return
+    rtype = v.label
+    if kind == "person" and s is not SPEAKER and s.type != PERSON:
+        return
+    if rtype == PREFERS and s is not SPEAKER and s.type in (TOOL, CONCEPT):
+        if st.speaker_ok and not st.out.related(SPEAKER, s):
+            st.out.add(SPEAKER, PREFERS, s, cl, v.confidence, trace=trace)  # "X is nicer than Y"
+        return
+    if kind == "tool" and s is not SPEAKER and s.type == TOOL and rtype == USES:
+        rtype = DEPENDS_ON  # a tool built on another depends on it
+    st.out.add(s, rtype, o, cl, v.confidence, trace=trace)
+
+
+_COPULA_PHRASES = frozenset({"be", "be all", "be now", "be still", "be just", "be entirely", "be mostly", "be pure",
+                             "be 100", "be basically", "be all in"})
+
+
+def _copula_tool(st: Parse, cl: Clause, s: Any, start: int, o: Mention, generic: bool) -> bool:
+    """"crash reporting is X", "the app is X on Y", "Acme's stack is X": the owner uses X (a rule)."""
+    if not cl.verbs or lemma(cl.verbs[0]) != "be" or cl.negated or cl.ended:
+        return False
+    if not (generic or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
+        return False
+    if predicate_phrase(st, start, o.start) not in _COPULA_PHRASES:
+        return False
+    rtype = USES
+    st.out.add(s, rtype, o, cl, 0.8, trace="rules: <thing> is <tool>")
+    return True
+
+
+def _co_subjects(st: Parse, cl: Clause, subjects: list[Any], objs: list[Mention]) -> None:
+    """"Ana and I are rewriting X": the speaker works with Ana when the clause is about shared work."""
+    if SPEAKER not in subjects or not st.speaker_ok or cl.negated or cl.ended:
+        return
+    people = [s for s in subjects if s is not SPEAKER and s.type == PERSON]
+    if not people:
+        return
+    lems = {lemma(v) for v in cl.verbs}
+    work_objects = [o for o in objs if o.type in (PROJECT, TOOL, CONCEPT)]
+    if not work_objects and not lems & {"pair", "work", "collaborate", "build", "write", "run", "co-author"}:
+        return
+    for p in people:
+        if not st.out.related(SPEAKER, p):
+            st.out.add(SPEAKER, WORKS_WITH, p, cl, 0.8, trace="rules: X and I <verb> (shared work)")
+        for o in work_objects:
+            if o.type == PROJECT and st.out.has(SPEAKER, WORKS_ON, o) and not st.out.related(p, o):
+                st.out.add(p, WORKS_ON, o, cl, 0.8, trace="rules: X and I work on it")
+
+
+def _fronted_object(st: Parse, cl: Clause, ms: list[Mention], library: PhraseLibrary) -> None:
+    """"X we kept", "X I still use every day": a tool named before the speaker's verb is its object."""
+    first = ms[0] if ms else None
+    if first is None or first.type not in (TOOL, CONCEPT) or first.start != cl.start or first.end >= cl.end:
+        return
+    if st.doc[first.end].lower_ not in ("i", "we") or st.out.related(SPEAKER, first):
+        return
+    verdict = library.classify(predicate_phrase(st, first.end + 1, cl.end), "tool")
+    if verdict is not None and verdict.label in (USES, PREFERS) and not cl.negated and not cl.ended:
+        trace = f"meaning: fronted object, \"{verdict.example}\" ({verdict.similarity:.2f})"
+        st.out.add(SPEAKER, verdict.label, first, cl, verdict.confidence, trace=trace)
+
+
+TYPING_SIMILARITY = 0.82  # stricter than relation typing: here the verdict also decides the entity type
+_KIND_TYPE = {"project": PROJECT, "organization": ORGANIZATION, "tool": TOOL}
+
+
+def _type_unknown_objects(st: Parse, cl: Clause, subjects: list[Any], first_verb: int, objs: list[Mention],
+                          library: PhraseLibrary) -> list[Mention]:
+    """Capitalised names no cue typed, in object position: the predicate's meaning types them when it is
+    close to an example ("I'm heads-down on Quiverly" → a project), else they stay out."""
+    if len(subjects) != 1 or st.doc[cl.start:cl.end].text.rstrip().endswith("?"):
+        return objs
+    s = subjects[0]
+    start = _subject_end(st, cl, s)
+    added = []
+    for k in range(max(start, first_verb + 1), cl.end):
+        if st.at[k] == -1:
+            continue
+        m = st.mentions[st.at[k]]
+        if m.start != k or m.type or m.source != "cap" or m.place or m.is_speaker or m.end - m.start > 3:
+            continue
+        phrase = predicate_phrase(st, _phrase_start(st, cl, start, m), m.start)
+        best: tuple[float, str, Verdict] | None = None
+        for kind in ("project", "organization", "tool"):
+            v = library.classify(phrase, kind)
+            if v is not None and v.label not in (NONE, END) and v.similarity >= TYPING_SIMILARITY and (
+                    best is None or v.similarity > best[0]):
+                best = (v.similarity, kind, v)
+        if best is None:
+            continue
+        m.type, m.conf = _KIND_TYPE[best[1]], 0.7
+        m.ref = f"e{len(st.entities) + 1}"
+        st.entities.append(ExtractedEntity(ref=m.ref, name=clean_name(m.name), type=m.type, confidence=0.7,
+                                           attributes={"typed_by": "meaning"}))
+        added.append(m)
+    return sorted(objs + added, key=lambda x: x.start)
+
+
+def _it_subject(st: Parse, cl: Clause) -> list[Any]:
+    """"it's built on X", "it's X + Y": "it" is the last project or tool named before it."""
+    for t in st.doc[cl.start:cl.end]:
+        if t.lower_ == "it" and t.dep_ in ("nsubj", "nsubjpass") and st.at[t.i] == -1:
+            for m in reversed(st.mentions):
+                if m.end <= t.i and m.type in (PROJECT, TOOL) and m.ref:
+                    return [m]
+            return []
+    return []
+
+
+def _generic_subject(st: Parse, cl: Clause) -> Any:
+    """The owner of a clause whose subject is a plain noun: "the invoices go through X" → the speaker;
+    "Acme's stack is X" → Acme; "his team runs X" → him. None for people nouns ("the kids use X")."""
+    first_verb = cl.verbs[0].i if cl.verbs else cl.end
+    for t in st.doc[cl.start:min(first_verb, cl.end)]:
+        if t.dep_ not in ("nsubj", "nsubjpass") or st.at[t.i] != -1:
+            continue
+        if t.pos_ not in ("NOUN",) and t.lower_ not in ("most", "all", "everything"):
+            return None
+        if t.lower_ in ("team", "squad", "crew", "org") and any(
+                c.lower_ in ("the", "our", "my") for c in t.children):
+            return SPEAKER if st.speaker_ok else None  # "the team picked X": the speaker's team
+        if t.lower_ in ROLE_NOUNS or t.lower_ in PEOPLE_NOUNS or lemma(t) in PEOPLE_NOUNS:
+            return None
+        for c in t.subtree:
+            if c.i < t.i and st.at[c.i] != -1 and c.dep_ == "poss":
+                m = st.mentions[st.at[c.i]]
+                return m if m.type in (ORGANIZATION, PROJECT) else None
+            if c.dep_ == "poss" and c.lower_ in ("his", "her"):
+                return resolve_person(st, c.i)
+            if c.dep_ == "poss" and c.lower_ in ("their", "your"):
+                return None
+        return SPEAKER if st.speaker_ok else None
+    return None
+
+
+def _acts_on_speaker(st: Parse, cl: Clause, s: Mention, start: int, library: PhraseLibrary) -> None:
+    """"X supervises me", "X mentors me": the speaker works with X."""
+    if not st.speaker_ok or cl.negated or cl.ended:
+        return
+    lems = {lemma(v) for v in cl.verbs}
+    for t in st.doc[start:cl.end]:
+        if t.lower_ in ("me", "us") and t.i > 0 and (
+                (st.doc[t.i - 1].lower_ == "with" and lems & (WORK_VERBS | COLLAB_VERBS | {"co-maintain", "co-author"}))
+                or (t.dep_ in ("dobj", "nsubj") and "help" in lems)):
+            if not st.out.related(SPEAKER, s):  # "X maintains it with me", "X is helping us build Y"
+                st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace="rules: X <works> with me / helps us")
+            return
+        if t.lower_ == "me" and t.dep_ in ("dobj", "pobj", "dative"):
+            verdict = library.classify(predicate_phrase(st, start, t.i), "me")
+            if verdict is not None and verdict.label in (WORKS_WITH, KNOWS) and not st.out.related(SPEAKER, s):
+                trace = f"meaning: \"{verdict.example}\" ({verdict.similarity:.2f})"
+                st.out.add(SPEAKER, verdict.label, s, cl, verdict.confidence, trace=trace)
+            return

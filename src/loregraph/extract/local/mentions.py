@@ -1,0 +1,356 @@
+"""Stage 1, mentions: candidate names, lexicon names, capitalised sequences and noun phrases."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from loregraph.extract.base import CandidateEntity
+from loregraph.extract.local.kinds import CONCEPT, ORGANIZATION, PERSON, PROJECT, TOOL
+from loregraph.extract.local.state import (
+    Mention,
+    Parse,
+    best_type,
+    camel,
+    chunk_governor,
+    is_capish,
+    norm_key,
+)
+from loregraph.extract.local.words import (
+    COLLAB_VERBS,
+    CONCEPT_HEADS,
+    EVALUATIVE_ADJ,
+    GENERIC_ADJ,
+    GENERIC_CAPS,
+    HONORIFICS,
+    ORG_OF_HEADS,
+    ORG_SUFFIXES,
+    PROJECT_APPOS_HEADS,
+    PROJECT_HEADS,
+    PRONOUNS,
+    ROLE_NOUNS,
+    STOP_CAPS,
+    TEAM_HEADS,
+    WORK_ITEM_HEADS,
+    WORK_VERBS,
+)
+
+
+def find_mentions(st: Parse) -> list[Mention]:
+    doc = st.doc
+    n = len(doc)
+    spans: list[tuple[int, int, int, Mention]] = []  # (priority, start, end, mention)
+
+    # (a) candidate entities offered by the pipeline
+    cand_index: dict[str, tuple[CandidateEntity, bool]] = {}
+    for c in st.ctx.candidates:
+        for nm in [c.name, *c.aliases]:
+            key = norm_key(nm)
+            if key and key not in PRONOUNS:
+                cand_index.setdefault(key, (c, False))
+        words = c.name.split()
+        if c.type == PERSON and len(words) >= 2 and words[0][:1].isupper() and len(words[0]) >= 3:
+            first = norm_key(words[0])
+            if first not in cand_index and first.rstrip(".") not in HONORIFICS:
+                cand_index[first] = (c, False)
+        if c.type == ORGANIZATION and len(words) >= 2 and words[-1].lower() in ORG_SUFFIXES \
+                and words[0][:1].isupper() and len(words[0]) >= 4:
+            first = norm_key(words[0])  # "Initech" for "Initech Labs"
+            if first not in cand_index and first not in PRONOUNS:
+                cand_index[first] = (c, False)
+        if len(words) >= 2 and words[-1].lower() in (WORK_ITEM_HEADS | PROJECT_HEADS | TEAM_HEADS | ORG_SUFFIXES):
+            short_name = " ".join(words[:-1])
+            if len(short_name) >= 4:
+                cand_index.setdefault(norm_key(short_name), (c, True))
+    maxw = 6
+    if cand_index:
+        for i in range(n):
+            for j in range(min(n, i + maxw), i, -1):
+                span = doc[i:j]
+                if span[0].is_punct or span[-1].is_punct:
+                    continue
+                key = norm_key(span.text)
+                hit = cand_index.get(key)
+                if hit is None:
+                    continue
+                c, short = hit
+                if short and j < n and doc[j].pos_ in ("NOUN", "PROPN") and doc[j].dep_ == "compound":
+                    continue
+                if key in {"the", "a"}:
+                    continue
+                if span.text.islower() and not c.name.islower() and (
+                        span[0].is_stop or span[0].pos_ in ("VERB", "AUX", "ADP", "DET", "PRON", "ADV")
+                        or (st.lex.get(c.name) is not None and st.lex.get(c.name).ambiguous)):  # type: ignore[union-attr]
+                    continue  # "go" the verb is not the language Go named earlier
+                m = Mention(i, j, c.name, source="candidate",
+                             existing_id=c.id, aliases=list(c.aliases))
+                if c.type and c.type != "entity":
+                    m.vote(c.type, 3.0)
+                spans.append((0, i, j, m))
+                break
+
+    # (b) lexicon (longest match first at each start)
+    lex = st.lex
+    for i in range(n):
+        if doc[i].is_punct and doc[i].text not in ".#":
+            continue
+        for j in range(min(n, i + lex.max_words), i, -1):
+            span = doc[i:j]
+            if span[-1].is_punct and j - i > 1 and span[-1].text not in ("#", "+"):
+                continue
+            e = lex.get(span.text)
+            if e is None:
+                continue
+            if e.ambiguous and not _ambiguous_ok(st, span):
+                continue
+            if span.text.lower() in PRONOUNS:
+                continue
+            canonical = e.canonical or e.name  # "k8s" -> Kubernetes, "Postgres" -> PostgreSQL
+            m = Mention(i, j, canonical, source="lexicon",
+                        aliases=[a for a in (e.name, *e.aliases) if a != canonical], ambiguous=e.ambiguous)
+            m.vote(e.type, 0.9 if not e.ambiguous else 0.45)
+            if e.source == "packages":
+                m.votes[e.type] = 0.6
+            spans.append((1, i, j, m))
+            break
+
+    # (c) capitalised sequences
+    i = 0
+    while i < n:
+        tok = doc[i]
+        if not is_capish(tok) or tok.lower_ in PRONOUNS:
+            i += 1
+            continue
+        if tok.lower_ in ROLE_NOUNS | PROJECT_HEADS and i + 1 < n and is_capish(doc[i + 1]):
+            i += 1  # "CTO Elena", "Project Heron": the role/kind word is not part of the name
+            continue
+        j = _extend_caps(doc, i + 1)
+        span = doc[i:j]
+        if j < n and doc[j].text == "-" and not doc[j].whitespace_ and j + 1 < n and doc[j + 1].is_lower:
+            i = j  # "Atlassian-free", "React-based": a modifier, not a mention
+            continue
+        sent_start = tok.is_sent_start or (i > 0 and doc[i - 1].is_punct and doc[i - 1].text in ":!?.")
+        if sent_start and j - i == 1 and tok.pos_ not in ("PROPN",) and tok.tag_ not in ("NNP", "NNPS") \
+                and not camel(tok.text) \
+                and not (tok.dep_ in ("nsubj", "nsubjpass") and not tok.is_stop and j < n
+                         and doc[j].pos_ in ("VERB", "AUX")) \
+                and not (j + 1 < n and doc[j].lower_ == "and" and doc[j + 1].lower_ in ("i", "me")) \
+                and not (j + 1 < n and doc[j].lower_ == "from" and doc[j + 1].pos_ in ("DET", "PROPN", "NOUN")):
+            i = j
+            continue
+        if sent_start and j - i == 1 and tok.lower_ in STOP_CAPS:
+            i = j
+            continue
+        m = Mention(i, j, span.text, source="cap")
+        joined = any(t.text in ("&", "'s", "’s") or t.lower_ == "of" for t in span[1:-1])
+        spans.append((1 if joined else 2, i, j, m))  # "Marks & Spencer" beats a listed "Marks"
+        i = j
+
+    for lm in _lowercase_named_work(st):
+        spans.append((1, lm.start, lm.end, lm))
+
+    # (d) lower-case noun phrases in strong positions
+    for chunk in doc.noun_chunks:
+        npm = _np_mention(st, chunk)
+        if npm is not None:
+            spans.append((1 if npm.source == "np-strong" else 3, npm.start, npm.end, npm))
+
+    # a capitalised sequence that extends a known name ("Google Classroom") is one product name
+    lex_spans = {(i, j): m for pr, i, j, m in spans if pr == 1 and m.source == "lexicon"}
+    for idx, (pr, i, j, m) in enumerate(spans):
+        if pr != 2 or j - i < 2:
+            continue
+        for (li, lj), lm in lex_spans.items():
+            if li == i and lj < j and all(doc[k].pos_ == "PROPN" for k in range(lj, j)) \
+                    and lex.get(doc[lj:j].text) is None:
+                if doc[j - 1].lower_ in ORG_SUFFIXES:
+                    m.vote(ORGANIZATION, 2.0)
+                else:
+                    m.vote(TOOL, 0.7 if best_type(lm.votes) in ("tool", "organization") else 0.4)
+                spans[idx] = (1, i, j, m)
+                break
+    # resolve overlaps: longer first within priority groups, lexicon/candidate preferred on ties
+    spans.sort(key=lambda s: (s[0] > 1, -(s[2] - s[1]), s[0]))
+    accepted: list[Mention] = []
+    for _, i, j, m in spans:
+        if any(st.at[k] != -1 for k in range(i, j)):
+            continue
+        idx = len(accepted)
+        accepted.append(m)
+        for k in range(i, j):
+            st.at[k] = idx
+    # versions kept whole: "Godot 4", "Atlas v2", "Python 3.12" (a tool keeps its plain name as an alias)
+    for m in accepted:
+        if m.end < n and st.at[m.end] == -1 and _is_version(doc, m.end):
+            base = doc[m.start:m.end].text
+            m.end += 1
+            m.name = f"{m.name} {doc[m.end - 1].text}"
+            if _best_vote(m) != ORGANIZATION:
+                m.aliases = [*m.aliases, base] if _best_vote(m) == TOOL else m.aliases
+            st.at[m.end - 1] = accepted.index(m)
+    # merge "<known name> <Org suffix>" into an organisation ("Snowflake Inc")
+    for m in accepted:
+        if m.source in ("lexicon", "cap") and m.end < n and doc[m.end].lower_ in ORG_SUFFIXES \
+                and doc[m.end].text[:1].isupper() and st.at[m.end] != -1:
+            other = accepted[st.at[m.end]]
+            if other.source == "cap" and other.end - other.start == 1:
+                m.end = other.end
+                m.name = doc[m.start:m.end].text
+                m.votes = {"organization": 1.0}
+                other.start = other.end = -1
+    st.mentions = sorted([m for m in accepted if m.start >= 0], key=lambda m: m.start)
+    st.at = [-1] * n
+    for idx, m in enumerate(st.mentions):
+        for k in range(m.start, m.end):
+            st.at[k] = idx
+        # trailing possessive is not part of the name
+        if m.name.endswith(("'s", "’s")):
+            m.name = m.name[:-2]
+    return st.mentions
+
+
+_VERSION = re.compile(r"^(v\d+(\.\d+)*|\d+(\.\d+)+|\d{1,2})$", re.I)
+_COUNTED = frozenset({"week", "weeks", "day", "days", "month", "months", "year", "years", "hour", "hours", "time",
+                      "times", "people", "minute", "minutes", "%", "k", "m"})
+
+
+def _is_version(doc: Any, k: int) -> bool:
+    """A version right after a name: "4" in "Godot 4", "v2", "3.12" (not "2 weeks", not a year)."""
+    t = doc[k]
+    if not _VERSION.match(t.text) or (t.whitespace_ == "" and k + 1 < len(doc) and doc[k + 1].is_alpha):
+        return False
+    nxt = doc[k + 1] if k + 1 < len(doc) else None
+    return not (nxt is not None and (nxt.lower_ in _COUNTED or nxt.pos_ == "NOUN"))
+
+
+def _best_vote(m: Mention) -> str:
+    return max(m.votes.items(), key=lambda kv: kv[1])[0] if m.votes else ""
+
+
+def _lowercase_named_work(st: Parse) -> list[Mention]:
+    """Lower-case names given a work-item appositive: "I maintain quill, a Rust crate for ..." → project."""
+    out = []
+    doc = st.doc
+    for t in doc:
+        if not t.is_lower or not t.is_alpha or t.is_stop or len(t) < 3 or t.pos_ not in ("NOUN", "PROPN", "X", "ADJ"):
+            continue
+        if any(c.dep_ in ("det", "poss", "amod", "compound") for c in t.children):
+            continue
+        if t.i + 2 >= len(doc) or doc[t.i + 1].text != ",":
+            continue
+        k = t.i + 2
+        while k < len(doc) and k < t.i + 8 and doc[k].pos_ in ("DET", "PRON", "ADJ", "NOUN", "PROPN", "NUM") \
+                and doc[k].lower_ not in PROJECT_APPOS_HEADS:
+            k += 1
+        if k < len(doc) and doc[k].lower_ in PROJECT_APPOS_HEADS and doc[t.i + 2].pos_ in ("DET", "PRON"):
+            m = Mention(t.i, t.i + 1, t.text, source="np-strong")
+            m.vote(PROJECT, 1.2)
+            m.owned = any(x.lower_ in ("my", "our") for x in doc[t.i + 2:k]) or any(
+                x.lower_ in ("i", "we") and x.dep_ == "nsubj" for x in doc[t.sent.start:t.i])
+            out.append(m)
+    return out
+
+
+def _ambiguous_ok(st: Parse, span: Any) -> bool:
+    first = span[0]
+    if not first.text[:1].isupper() and not camel(first.text):
+        return False
+    if first.is_sent_start and first.pos_ in ("VERB", "AUX", "ADV", "ADJ", "INTJ", "PRON", "DET", "ADP"):
+        return False
+    # "Go ahead", "Make sure": verbs at clause start
+    return not (len(span) == 1 and first.pos_ == "VERB" and first.dep_ in ("ROOT", "conj", "xcomp"))
+
+
+def _extend_caps(doc: Any, j: int) -> int:
+    """End of a capitalised name starting before ``j``: through "'s <Org word>" ("St. Mary's Hospital"),
+    "<Org word> of <Name>" ("University of Leeds") and "&" ("Marks & Spencer")."""
+    n = len(doc)
+    while j < n:
+        t = doc[j]
+        if is_capish(t) and t.lower_ not in PRONOUNS and doc[j - 1].text not in {"'s", "’s"} \
+                and t.lower_ not in STOP_CAPS:
+            j += 1
+            continue
+        nxt = doc[j + 1] if j + 1 < n else None
+        if nxt is None or not is_capish(nxt) or nxt.lower_ in PRONOUNS or nxt.lower_ in STOP_CAPS:
+            break
+        if t.text in ("'s", "’s") and nxt.lower_ in ORG_SUFFIXES and (j + 2 >= n or not is_capish(doc[j + 2])):
+            j += 2
+            continue
+        if t.lower_ == "of" and doc[j - 1].lower_ in ORG_OF_HEADS:
+            j += 2
+            continue
+        if t.text == "&":
+            j += 2
+            continue
+        break
+    return j
+
+
+def _np_mention(st: Parse, chunk: Any) -> Mention | None:
+    """Lower-case noun phrases that name teams, projects or concepts."""
+    toks = [t for t in chunk if t.pos_ not in ("DET", "PRON", "PUNCT", "NUM") and t.dep_ != "poss"
+            and t.tag_ != "POS"]
+    while toks and toks[0].pos_ == "ADJ" and toks[0].lower_ in EVALUATIVE_ADJ:
+        toks = toks[1:]
+    if not toks:
+        return None
+    head = chunk.root
+    if head.lower_ in PRONOUNS:
+        return None
+    mods = [t for t in toks if t.i < head.i and t.dep_ in ("compound", "amod", "nmod")]
+    start, end = toks[0].i, head.i + 1
+    if any(t.lower_ in PRONOUNS for t in toks):
+        return None
+    text = st.doc[start:end].text
+    hl = head.lower_
+    after = st.doc[chunk.end] if chunk.end < len(st.doc) else None
+    if after is not None and after.lower_ in ("called", "named", "codenamed", "dubbed"):
+        return None  # "a side project named Quill": the name that follows is the entity
+    # "the platform team", "the data science team" → organisation
+    if hl in TEAM_HEADS and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (
+            t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ) for t in mods):
+        known = st.lex.get(st.doc[start:head.i].text)
+        if known is not None and known.type == ORGANIZATION:
+            return None
+        m = Mention(start, end, text, source="np-strong")
+        m.vote(ORGANIZATION, 1.2)
+        return m
+    # "the search revamp project" → project (a capitalised "Orion project" is a cap mention)
+    if hl in PROJECT_HEADS and mods and not any(t.text[:1].isupper() for t in mods) \
+            and all(t.pos_ in ("NOUN", "ADJ", "PROPN", "VERB") for t in mods):
+        m = Mention(start, end, text, source="np-strong",
+                     aliases=[st.doc[start:head.i].text])
+        m.vote(PROJECT, 1.2)
+        return m
+    # cue positions for concepts and work items
+    gov = chunk_governor(chunk)
+    if gov is None:
+        return None
+    gword, prep = gov
+    if any(t.text[:1].isupper() and t.lower_ not in GENERIC_CAPS for t in toks) \
+            and not any(t.lower_ in CONCEPT_HEADS for t in toks[-1:]):
+        return None
+    if (prep in ("in", "of") and gword in {"believer", "fan", "advocate", "proponent", "champion"}) \
+            or (prep == "" and gword in {"follow", "practice", "practise", "embrace", "apply"}) \
+            or (prep == "about" and gword in {"lot", "know", "learn", "read", "expert"}) \
+            or (prep == "in" and gword in {"expert", "interested", "experienced", "specialist"}):
+        if len(toks) >= 1 and head.pos_ in ("NOUN", "PROPN") and (mods or hl in CONCEPT_HEADS
+                                                                 or head.tag_ in ("NNS",)):
+            m = Mention(start, end, text, source="np")
+            m.vote(CONCEPT, 0.9)
+            return m
+        return None
+    definite = any(t.lower_ in ("the", "our", "my", "this") for t in chunk)
+    nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None
+    if nxt is not None and nxt.lower_ in ("called", "named", "codenamed", ","):
+        return None
+    owner_verbs = {"maintain", "own", "lead", "build", "rewrite", "launch", "ship", "run", "start", "manage",
+                   "take", "inherit", "finish", "design", "write", "draft", "create"}
+    if ((prep == "on" and gword in WORK_VERBS | COLLAB_VERBS | {"be", "focus"})
+            or (prep == "" and definite and gword in owner_verbs)) and hl in WORK_ITEM_HEADS and mods \
+            and all(t.pos_ in ("NOUN", "ADJ", "PROPN", "VERB") for t in mods):
+        m = Mention(start, end, text, source="np")
+        m.vote(PROJECT, 0.9)
+        return m
+    return None

@@ -1,0 +1,485 @@
+"""Stage 4, relation typing: objects of each clause related to its subject by verb class and preposition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loregraph.extract.base import SPEAKER
+from loregraph.extract.local.endings import MovedOrg, MovedProject, NewRole
+from loregraph.extract.local.kinds import (
+    CONCEPT,
+    DECIDED,
+    DEPENDS_ON,
+    KNOWS,
+    ORGANIZATION,
+    PART_OF,
+    PERSON,
+    PREFERS,
+    PROJECT,
+    TOOL,
+    USES,
+    WORKS_ON,
+    WORKS_WITH,
+)
+from loregraph.extract.local.state import (
+    Clause,
+    Mention,
+    Parse,
+    clause_gov_verb,
+    clause_mentions,
+    gov_lemma,
+    is_team,
+    lemma,
+    prep_before,
+    resolve_it,
+)
+from loregraph.extract.local.words import (
+    COLLAB_VERBS,
+    DECIDE_VERBS,
+    DEPEND_VERBS,
+    ENDED_MARKERS,
+    FOND_OF,
+    FOND_OF_PAIRS,
+    FRIEND_ROLES,
+    KNOW_VERBS,
+    LEAVE_VERBS,
+    NON_USE_VERBS,
+    PREFER_VERBS,
+    PROJECT_APPOS_HEADS,
+    SWITCH_VERBS,
+    TEAM_HEADS,
+    TOOL_HEADS,
+    USE_VERBS,
+    WORK_VERBS,
+)
+
+
+def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
+    doc = st.doc
+    st.out.clause_we = any(t.lower_ in ("we", "our", "us") for t in doc[cl.start:cl.end])
+    ms = [m for m in clause_mentions(st, cl) if m.type]
+    subj_ids = {id(s) for s in cl.subj if s is not SPEAKER}
+    objs = [m for m in ms if id(m) not in subj_ids]
+    # "it" objects resolved to the last project ("we deploy it on Kubernetes")
+    it_obj: Mention | None = None
+    for t in doc[cl.start:cl.end]:
+        if t.lower_ == "it" and t.dep_ in ("dobj", "pobj") and st.at[t.i] == -1:
+            it_obj = resolve_it(st, t.i)
+    # a subject mention's own modifiers: "Marta from Northwind Labs"
+    for s in cl.subj:
+        if s is SPEAKER or s.type != PERSON:
+            continue
+        for o in objs:
+            gap = [t for t in doc[s.end:o.start] if t.pos_ != "DET"]
+            if o.type == ORGANIZATION and len(gap) == 1 and gap[0].lower_ in ("from", "at", "of", "in", "on"):
+                st.out.add(s, PART_OF, o, cl, 0.85, trace="rules: person from/at organisation")
+    # appositive role: "my colleague Ingrid" → speaker works with Ingrid
+    for m in ms:
+        if m.type == PERSON and m.role and st.speaker_ok and _role_is_speakers(st, m):
+            rel = KNOWS if m.role in FRIEND_ROLES else WORKS_WITH
+            if not cl.question and not (cl.negated and not cl.ended):  # a role holds whatever the verb says
+                st.out.add(SPEAKER, rel, m, cl, 0.85, role=m.role, trace=f"rules: role noun ({m.role})")
+                if _is_new_role(st, m):
+                    st.out.events.append(NewRole(m.role, m))
+    # "Ana quit", "Ana retired", "Ana left last week": the speaker no longer works with her
+    if not cl.question and not cl.hypothetical and not cl.negated and cl.verbs and st.speaker_ok:
+        v0 = lemma(cl.verbs[0])
+        leaving = v0 in LEAVE_VERBS | {"retire"} or (v0 == "step" and any(
+            c.lower_ == "down" for c in cl.verbs[0].children))
+        if leaving and not any(m.start > cl.verbs[0].i for m in ms):
+            for s in cl.subj:
+                if s is not SPEAKER and s.type == PERSON:
+                    st.out.end(SPEAKER, WORKS_WITH, s, reason="left")
+    # "X, a Zig crate for ...", "X, our Flutter app": the project is made with the tool that names its kind
+    if not cl.question and not cl.hypothetical and not cl.negated:
+        for m in ms:
+            if m.type != PROJECT:
+                continue
+            k = m.end
+            if k < len(doc) and doc[k].text == ",":
+                k += 1
+                while k < len(doc) and k < m.end + 6 and (doc[k].pos_ in ("DET", "PRON", "ADJ") or st.at[k] != -1):
+                    tool = st.mentions[st.at[k]] if st.at[k] != -1 else None
+                    if tool is not None and tool.type == TOOL and tool.end < len(doc) \
+                            and doc[tool.end].lower_ in PROJECT_APPOS_HEADS | TOOL_HEADS:
+                        st.out.add(m, USES, tool, cl, 0.8, trace="rules: X, a <tool> <kind noun>")
+                    k = tool.end if tool is not None else k + 1
+    # "I'm a big X person", "she's a huge X fan": a preference
+    if not cl.question and not cl.hypothetical and not cl.negated and cl.verbs and lemma(cl.verbs[0]) == "be":
+        for m in ms:
+            if m.type in (TOOL, CONCEPT) and m.end < len(doc) \
+                    and doc[m.end].lower_ in ("person", "fan", "guy", "girl") \
+                    and doc[m.end].dep_ in ("attr", "ROOT", "appos"):
+                for s in cl.subj:
+                    if s is SPEAKER or s.type == PERSON:
+                        st.out.add(s, PREFERS, m, cl, 0.8, trace="rules: a big X person")
+    # "Initech hired Ana", "Initech hired me": membership; "Ana joined my team": a new colleague
+    if not cl.question and not cl.hypothetical and not cl.negated and cl.verbs:
+        v0 = lemma(cl.verbs[0])
+        orgs = [s for s in cl.subj if s is not SPEAKER and s.type == ORGANIZATION]
+        if v0 in ("hire", "recruit", "employ", "onboard") and orgs:
+            for m in ms:
+                if m.type == PERSON and m.start > cl.verbs[0].i:
+                    st.out.add(m, PART_OF, orgs[0], cl, 0.8, trace="rules: <org> hired X")
+            if any(t.lower_ == "me" and t.i > cl.verbs[0].i for t in doc[cl.start:cl.end]):
+                st.out.add(SPEAKER, PART_OF, orgs[0], cl, 0.8, trace="rules: <org> hired me")
+        if v0 == "join" and st.speaker_ok and any(
+                t.lower_ in ("team", "squad", "group", "lab", "crew")
+                and any(c.lower_ in ("my", "our") for c in t.children) for t in doc[cl.start:cl.end]):
+            for s in cl.subj:
+                if s is not SPEAKER and s.type == PERSON:
+                    st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace="rules: X joined my team")
+    # the speaker's own work item: "my plugin X", "X, our app", "New project: X"
+    for m in ms:
+        if m.type == PROJECT and m.owned and st.speaker_ok and not cl.question and not cl.hypothetical \
+                and not cl.negated and not cl.ended:
+            st.out.add(SPEAKER, WORKS_ON, m, cl, 0.8, trace="rules: the speaker's own work item")
+    if cl.question or cl.hypothetical:
+        return
+    verbs = cl.verbs
+    if not verbs and not cl.inherited:
+        return
+    subj = [s for s in cl.subj if (s is SPEAKER and st.speaker_ok) or s is not SPEAKER]
+    if not subj:
+        if cl.subj_role and st.speaker_ok:
+            subj = []  # "my designer is X" handled via role above
+        else:
+            return
+    hedge = 0.6 if cl.hedged else None
+    # projects that are objects or in "for/in" phrases
+    proj_obj: Mention | None = it_obj
+    proj_pp: list[tuple[Mention, str]] = []
+    for o in objs:
+        if o.type != PROJECT:
+            continue
+        p = prep_before(st, o, cl)
+        g = gov_lemma(st, o, cl)
+        if p in ("for", "in", "inside", "within", "for-ing") and not (
+                p == "for" and g in WORK_VERBS and g != "build"):
+            proj_pp.append((o, p))
+        elif p == "" and g in (USE_VERBS | SWITCH_VERBS) - WORK_VERBS:
+            proj_obj = o  # "we deploy Orion on ...", "we switched Orion from X to Y"
+        elif p == "" and g in WORK_VERBS | SWITCH_VERBS and _has_tool_after(st, o, cl):
+            proj_obj = o  # "we build Orion with React": Orion uses React (and we work on it)
+    switch_from: list[Mention] = []
+    for o in objs:
+        p = prep_before(st, o, cl)
+        g = gov_lemma(st, o, cl)
+        if (g in SWITCH_VERBS and p in ("from", "off")) or (g == "replace" and p == ""):
+            switch_from.append(o)
+    for o in objs:
+        if o is proj_obj and (gov_lemma(st, o, cl) not in WORK_VERBS - SWITCH_VERBS
+                              or cl.negated or cl.ended):
+            continue
+        g = gov_lemma(st, o, cl)
+        p = prep_before(st, o, cl)
+        gv = clause_gov_verb(st, o, cl)
+        conf = hedge or 0.85
+        srcs: list[Any] = list(subj)
+        # participle modifiers: "a message broker written in Rust" → the named thing it modifies
+        if gv is not None and gv.dep_ == "acl" and gv.lemma_ not in ("call", "name"):
+            owner = _acl_owner(st, gv) if gv.tag_ == "VBN" else None
+            if owner is None:
+                continue  # "a cluster running Slurm": the participle's subject is no entity
+            srcs = [owner]
+        if o.type == TOOL and _possessed_tool(st, o) and not (cl.negated or cl.ended):
+            if st.speaker_ok:
+                # "all my Python code"
+                st.out.add(SPEAKER, USES, o, cl, conf, trace="rules: possessed tool (my X code)")
+            continue
+        if o in switch_from:
+            for s in srcs if proj_obj is None else [proj_obj]:
+                st.out.end(s, None, o)
+            continue
+        if cl.ended or (cl.negated and g not in LEAVE_VERBS):
+            if cl.negated and not cl.ended and (g in ("be",) or not verbs):
+                continue
+            if o.type in (TOOL, CONCEPT) and p in ("for", "with", "to", "onto") and not cl.negated \
+                    and not any(mk in " ".join(t.lower_ for t in doc[cl.start:cl.end]) for mk in ENDED_MARKERS):
+                for s in srcs if proj_obj is None else [proj_obj]:
+                    st.out.add(s, USES, o, cl, conf, trace="rules: dropped X for Y (the successor)")
+                continue
+            rtype = _rel_for(st, g, p, o, cl)
+            if rtype is None and cl.ended:
+                rtype = None
+            if any(st.out.has(s, USES, o) for s in srcs):
+                continue  # "ditched X for Y, everything's in Y now": Y was just taken up
+            for s in srcs if proj_obj is None else [proj_obj]:
+                if cl.ended or (cl.negated and rtype in (USES, WORKS_ON, PART_OF)
+                                and any(t.tag_ in ("VBP", "VBZ", "VBG") for t in verbs)):
+                    st.out.end(s, rtype, o)
+            continue
+        if g in LEAVE_VERBS and o.type in (ORGANIZATION, PROJECT):
+            for s in srcs:
+                st.out.end(s, PART_OF if o.type == ORGANIZATION else WORKS_ON, o)
+            continue
+        if o.type == ORGANIZATION and g in SWITCH_VERBS | {"go", "join"} and p in ("to", "") \
+                and not cl.negated and not cl.ended:
+            for s in srcs:
+                if s is SPEAKER or s.type == PERSON:
+                    st.out.events.append(MovedOrg(s, o))  # "Ana moved to Initech": her other PART_OF facts end
+        rtype = _rel_for(st, g, p, o, cl)
+        if rtype is None:
+            continue
+        if o.type in (TOOL, CONCEPT) and rtype in (USES, DEPENDS_ON, DECIDED, PREFERS):
+            sources = [proj_obj] if proj_obj is not None and rtype in (USES, DEPENDS_ON) else srcs
+            if rtype == DECIDED:
+                sources = srcs
+            for s in sources:
+                rt = rtype
+                if s is not SPEAKER and s.type == PROJECT and rtype == USES and g in DEPEND_VERBS:
+                    rt = DEPENDS_ON
+                st.out.add(s, rt, o, cl, conf, qualifier=_qualifier(st, o, cl, proj_pp),
+                           trace=_why("verb class", g, p))
+            if rtype in (USES, DECIDED, DEPENDS_ON):
+                for pp, prep in proj_pp:
+                    st.out.add(pp, USES if rtype != DEPENDS_ON else DEPENDS_ON, o, cl, conf,
+                               trace=_why("tool for a project", g, p))
+                    if prep == "for" and rtype == USES and SPEAKER in srcs and st.speaker_ok:
+                        st.out.add(SPEAKER, WORKS_ON, pp, cl, conf, trace="rules: uses X for a project")
+        elif o.type == PROJECT and rtype == WORKS_ON:
+            for s in srcs:
+                st.out.add(s, WORKS_ON, o, cl, conf, trace=_why("work verb on a project", g, p))
+                if g in SWITCH_VERBS and p in ("to", "onto"):
+                    st.out.events.append(MovedProject(s, o))
+        elif o.type == PERSON and rtype in (WORKS_WITH, KNOWS):
+            for s in srcs:
+                if s is not SPEAKER and s.type != PERSON:
+                    continue
+                st.out.add(s, rtype, o, cl, conf if g != "report" else 0.6,
+                           trace=_why("verb class with a person", g, p))
+        elif o.type == ORGANIZATION and rtype in (PART_OF, USES):
+            for s in srcs:
+                if rtype == PART_OF and s is not SPEAKER and s.type not in (PERSON, PROJECT, ORGANIZATION):
+                    continue
+                st.out.add(s, rtype, o, cl, conf, trace=_why("membership", g, p))
+    # "Vim is my favourite editor", "Postgres is our main database"
+    if verbs and lemma(verbs[0]) == "be" and st.speaker_ok and not cl.negated and not cl.ended:
+        for s in cl.subj:
+            if s is SPEAKER or s.type not in (TOOL, CONCEPT):
+                continue
+            for a in doc[cl.start:cl.end]:
+                if a.dep_ != "attr" or a.pos_ != "NOUN" or st.at[a.i] != -1:
+                    continue
+                if not any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in a.children):
+                    continue
+                fav = any(c.lower_ in ("favourite", "favorite", "preferred", "go-to", "beloved")
+                          for c in a.children)
+                st.out.add(SPEAKER, PREFERS if fav else USES, s, cl, hedge or 0.8,
+                           trace="rules: X is my (favourite) <noun>")
+    # "Dmitri took it over", "she joined it": work verbs on a project named earlier
+    if it_obj is not None and not cl.negated and not cl.ended:
+        for t in doc[cl.start:cl.end]:
+            if t.lower_ != "it" or t.dep_ != "dobj":
+                continue
+            lem = lemma(t.head)
+            over = any(c.lower_ == "over" for c in t.head.children) or "over" in {
+                x.lower_ for x in doc[t.i:min(cl.end, t.i + 2)]}
+            if (lem == "take" and over) or lem in {"join", "lead", "own", "maintain", "manage",
+                                                   "inherit", "head", "drive", "run"}:
+                rt = PART_OF if it_obj.type == ORGANIZATION else WORKS_ON
+                for s in subj:
+                    if s is SPEAKER or s.type == PERSON:
+                        st.out.add(s, rt, it_obj, cl, hedge or 0.8, trace="rules: took it over")
+    # "X and I started ..." → speaker works with X
+    if SPEAKER in subj and st.speaker_ok:
+        for s in subj:
+            if s is not SPEAKER and s.type == PERSON:
+                lem = lemma(verbs[0]) if verbs else ""
+                if lem in WORK_VERBS | USE_VERBS | COLLAB_VERBS:
+                    st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.7, trace="rules: X and I <verb>")
+    # "I'm on X alone now" → the speaker no longer works with people named in this message
+    # "we don't work together anymore": the speaker's working tie with the people named here ends
+    together = any(t.lower_ == "together" for t in doc[cl.start:cl.end])
+    if cl.ended and together and SPEAKER in subj and st.speaker_ok and any(lemma(v) == "work" for v in verbs):
+        for m in st.mentions:
+            if m.type == PERSON and m.ref:
+                st.out.end(SPEAKER, WORKS_WITH, m, reason="no longer together")
+    if cl.alone and SPEAKER in subj and st.speaker_ok:
+        for m in st.mentions:
+            if m.type == PERSON and m.ref:
+                st.out.end(SPEAKER, WORKS_WITH, m)
+    # "I don't use X anymore, Y is faster" → the speaker uses Y now
+    if prev is not None and prev.ended and SPEAKER in prev.subj and st.speaker_ok and not cl.negated:
+        comp = any(t.tag_ in ("JJR", "RBR") or t.lower_ in ("better", "faster", "now", "instead")
+                   for t in doc[cl.start:cl.end])
+        if comp:
+            for s in cl.subj:
+                if s is not SPEAKER and s.type == TOOL:
+                    st.out.add(SPEAKER, USES, s, cl, 0.7, qualifier="instead", trace="rules: instead, after an ending")
+
+
+def _why(rule: str, verb: str, prep: str) -> str:
+    """The trace of a rule-made relation: the rule and the verb lemma and preposition it read."""
+    return f"rules: {rule} ({verb or '-'} {prep or '-'})"
+
+
+def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
+    t = o.type
+    lems = {lemma(v) for v in cl.verbs}
+    if t in (TOOL, CONCEPT):
+        if p in ("over", "than", "instead", "vs", "versus") or (p == "to" and g in PREFER_VERBS):
+            return None
+        if g in PREFER_VERBS or (cl.preference and p == ""):
+            return PREFERS
+        if (g == "go" and p == "with") or (g == "land" and p == "on") or (g == "end" and p == "with"):
+            return DECIDED
+        if lems & DECIDE_VERBS:
+            return DECIDED
+        if g in DEPEND_VERBS:
+            return DEPENDS_ON
+        if _believer(st, o):
+            return PREFERS
+        if g == "replace":
+            return USES if p in ("with", "by") else None
+        if p not in ("", "in", "with", "on", "to", "onto", "into", "using", "via", "through", "inside",
+                     "by", "for-ing", "in-ing", "with-ing"):
+            return None  # "as a ... developer", "from X", "about X"
+        if g in NON_USE_VERBS:
+            return None
+        if g in SWITCH_VERBS and p not in ("to", "onto", "with", "on", "in"):
+            return None
+        if g == "be":
+            # "X is our database" is handled apart; "all our tasks are in Asana" → uses
+            return USES if p in ("on", "with", "in", "inside") else None
+        if g in USE_VERBS or g in WORK_VERBS:
+            return USES
+        if p in ("in", "with", "on", "using", "via", "through", "inside") and g:
+            return USES  # "sketching in Procreate", "we visualise it with Looker"
+        return None
+    if t == PROJECT:
+        if g in SWITCH_VERBS and p in ("to", "onto"):
+            return WORKS_ON
+        if g in WORK_VERBS or (g == "be" and p in ("on", "in")):
+            if g in ("help",) and p not in ("with", "on"):
+                return None
+            return WORKS_ON
+        if g == "be" and p in ("for", "of") and _role_attr(st, cl):
+            return WORKS_ON
+        if g in ("take",) and "over" in {x.lower_ for x in st.doc[cl.start:cl.end]}:
+            return WORKS_ON
+        if g in COLLAB_VERBS and p in ("on", "with"):
+            return WORKS_ON
+        return None
+    if t == PERSON:
+        if p == "with" and (g in WORK_VERBS | USE_VERBS | COLLAB_VERBS or g in ("be",)):
+            return WORKS_WITH
+        if g in KNOW_VERBS and p == "":
+            return KNOWS
+        if g == "report" and p == "to":
+            return WORKS_WITH
+        if g in COLLAB_VERBS:
+            return WORKS_WITH
+        return None
+    if t == ORGANIZATION:
+        if p == "from":
+            return None  # "joined us from Deliveroo": a former employer
+        if any(x.lower_ in ("after", "before", "formerly", "previously", "used") for x in st.doc[cl.start:o.start]):
+            return None  # "after four years at X": a former place
+        if p in ("at", "for") and (g in ("work", "be", "intern", "start", "join", "consult")
+                                   or _role_attr(st, cl)):
+            return PART_OF
+        if p == "at" and g in ("teach", "study", "nurse", "volunteer", "research", "lecture", "train", "cook",
+                               "practise", "practice", "intern", "clerk", "serve", "tutor", "coach", "report"):
+            return PART_OF  # "I teach piano at X": where the speaker works
+        if p == "at" and g in ("", "be"):
+            return PART_OF
+        if p == "at" and SPEAKER in cl.subj and _role_attr(st, cl):
+            return PART_OF
+        if g == "join" or (g in SWITCH_VERBS and p == "to"):
+            return PART_OF
+        if p == "" and g in ("found", "co-found", "cofound"):
+            return PART_OF  # "I co-founded Lumen"
+        if p == "" and g in ("lead", "run", "manage", "head", "chair") and is_team(o.name):
+            return PART_OF
+        if g == "be" and p in ("on", "in", "of", "with"):
+            return PART_OF
+        if p == "on" and g in ("work",) and o.name.lower().endswith(tuple(TEAM_HEADS)):
+            return PART_OF
+        if g in USE_VERBS and p in ("", "on", "with") and g not in WORK_VERBS:
+            return USES
+        return None
+    return None
+
+
+def _possessed_tool(st: Parse, o: Mention) -> bool:
+    """"my Python code", "our Go services": the speaker uses the tool."""
+    doc = st.doc
+    if o.end >= len(doc) or doc[o.end].lower_ not in TOOL_HEADS | {"services", "projects", "apps",
+                                                                   "notebooks", "codebase", "backend"}:
+        return False
+    k = o.start - 1
+    while k >= 0 and doc[k].pos_ in ("ADJ", "DET") and doc[k].lower_ not in ("my", "our"):
+        k -= 1
+    return k >= 0 and doc[k].lower_ in ("my", "our")
+
+
+def _role_is_speakers(st: Parse, m: Mention) -> bool:
+    doc = st.doc
+    window = doc[max(0, m.start - 6):min(len(doc), m.end + 4)]
+    return any(t.lower_ in ("my", "our", "mine", "ours") for t in window)
+
+
+def _is_new_role(st: Parse, m: Mention) -> bool:
+    doc = st.doc
+    window = doc[max(0, m.start - 6):min(len(doc), m.end + 4)]
+    return any(t.lower_ in ("new", "now") for t in window)
+
+
+def _has_tool_after(st: Parse, m: Mention, cl: Clause) -> bool:
+    return any(o.type == TOOL and o.start > m.start for o in clause_mentions(st, cl))
+
+
+def _acl_owner(st: Parse, verb: Any) -> Any:
+    head = verb.head
+    for _ in range(3):
+        if st.at[head.i] != -1:
+            return st.mentions[st.at[head.i]]
+        if head.dep_ == "appos":
+            head = head.head
+            continue
+        # "project called Driftwood, a scheduler written in Go": the appos noun's anchor
+        for c in head.children:
+            if c.dep_ in ("acl",) and st.at[c.i] == -1:
+                for cc in c.children:
+                    if st.at[cc.i] != -1:
+                        return st.mentions[st.at[cc.i]]
+        break
+    # linear fallback: nearest project/tool mention before the participle
+    for m in reversed(st.mentions):
+        if m.end <= verb.i and m.type in (PROJECT, TOOL) and verb.i - m.end <= 8:
+            return m
+    return None
+
+
+def _role_attr(st: Parse, cl: Clause) -> bool:
+    for t in st.doc[cl.start:cl.end]:
+        if t.dep_ in ("attr",) and t.pos_ in ("NOUN", "PROPN") and st.at[t.i] == -1:
+            return True
+    return False
+
+
+def _believer(st: Parse, o: Mention) -> bool:
+    """"a big believer in X", "a fan of X", "obsessed with X", "swears by X", "keen on X"."""
+    doc = st.doc
+    k = o.start - 1
+    while k >= 0 and doc[k].pos_ in ("DET", "ADJ", "NOUN") and st.at[k] == -1 and o.start - k < 3 \
+            and doc[k].lower_ not in FOND_OF:
+        k -= 1
+    if k < 1:
+        return False
+    pair = (doc[k - 1].lower_, doc[k].lower_)
+    return pair in FOND_OF_PAIRS or (doc[k].lower_ in ("in", "of") and doc[k - 1].lower_ in (
+        "believer", "fan", "fans", "advocate", "proponent", "champion", "supporter", "lover"))
+
+
+def _qualifier(st: Parse, o: Mention, cl: Clause, proj_pp: list[tuple[Mention, str]]) -> str:
+    parts = []
+    for pp, prep in proj_pp:
+        parts.append(f"{prep} {pp.name}")
+    # "prefer X over Y"
+    for m in clause_mentions(st, cl):
+        if m.start > o.end and prep_before(st, m, cl) in ("over", "to", "than") and \
+                lemma(cl.verbs[0]) in PREFER_VERBS if cl.verbs else False:
+            parts.append(f"over {m.name}")
+    return " ".join(parts)

@@ -1,0 +1,286 @@
+"""The shared state of one extraction: the parse, its mentions and clauses, and queries over them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from loregraph.extract.base import ExtractedEntity, ExtractionContext
+from loregraph.extract.lexicon import Lexicon
+from loregraph.extract.local.collector import Collector
+from loregraph.extract.local.kinds import ORGANIZATION, PERSON, PROJECT
+from loregraph.extract.local.words import (
+    ALL_VERBS,
+    GENERIC_CAPS,
+    HONORIFICS,
+    PROJECT_HEADS,
+    STOP_CAPS,
+    SUBJ_PRONOUNS,
+    TEAM_HEADS,
+)
+
+
+@dataclass(slots=True)
+class Mention:
+    start: int
+    end: int  # token index, exclusive
+    name: str
+    votes: dict[str, float] = field(default_factory=dict)
+    source: str = "cap"  # candidate | lexicon | cap | np
+    existing_id: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    ambiguous: bool = False
+    ner: str = ""
+    type: str = ""
+    conf: float = 0.0
+    ref: str = ""
+    in_question: bool = False
+    role: str = ""  # role noun in front of it ("designer" in "my designer Maya")
+    owned: bool = False  # the speaker's own work item ("my plugin X", "X, our app")
+    is_speaker: bool = False  # the speaker's own name ("I'm Marcus, a data scientist")
+    place: bool = False  # a place ("the Lisbon office"): never typed
+
+    def vote(self, etype: str, weight: float) -> None:
+        self.votes[etype] = self.votes.get(etype, 0.0) + weight
+
+
+@dataclass(slots=True)
+class Clause:
+    start: int
+    end: int
+    subj: list[Any] = field(default_factory=list)  # SPEAKER or Mention
+    subj_role: str = ""  # "designer" for "my (new) designer is X"
+    verbs: list[Any] = field(default_factory=list)  # spaCy tokens
+    question: bool = False
+    hypothetical: bool = False
+    negated: bool = False
+    ended: bool = False
+    hedged: bool = False
+    alone: bool = False
+    inherited: bool = False
+    preference: bool = False  # "I'd take X over Y": the first object is preferred
+
+
+@dataclass(slots=True)
+class Parse:
+    """One message's spaCy parse with its mentions (``at[i]`` = index of the mention covering token i)."""
+
+    doc: Any
+    ctx: ExtractionContext
+    lex: Lexicon
+    ner: Any
+    out: Collector
+    speaker_ok: bool
+    speaker_name: str
+    mentions: list[Mention] = field(default_factory=list)
+    at: list[int] = field(default_factory=list)
+    notes: dict[str, Any] = field(default_factory=dict)
+    entities: list[ExtractedEntity] = field(default_factory=list)  # the output entities, once refs are given
+
+
+# ---------------------------------------------------------------------------------------------
+# token helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def is_capish(tok: Any) -> bool:
+    t = tok.text
+    if not t or not (t[0].isalpha() or t[0] in ".#"):
+        return False
+    if t.lower() in GENERIC_CAPS:
+        return False
+    if t.lower() in STOP_CAPS and not any(c.isupper() for c in t[1:]):
+        return False
+    return t[0].isupper() or any(c.isupper() for c in t[1:])
+
+
+_CO_VERBS = frozenset({"found", "author", "maintain", "write", "host", "lead", "own", "create", "direct", "chair",
+                       "teach", "edit", "report", "produce", "organize", "organise", "manage", "run", "sign", "star"})
+
+
+def _co_verb(rest: str) -> str:
+    """Base form of the verb after "co-" ("founded" → "found", "writing" → "write")."""
+    for suf, rep in (("ing", "e"), ("ing", ""), ("ed", ""), ("ed", "e"), ("d", ""), ("es", ""), ("s", ""), ("", "")):
+        if rest.endswith(suf):
+            cand = rest[: len(rest) - len(suf)] + rep if suf else rest
+            if cand in _CO_VERBS or cand in ALL_VERBS:
+                return cand
+    return rest
+
+
+def lemma(tok: Any) -> str:
+    lem = tok.lemma_.lower()
+    low = tok.lower_
+    if low in {"'m", "'re", "'s", "am", "are", "is", "was", "were", "be", "been", "being"}:
+        return "be"
+    if low in {"left", "leaving"}:
+        return "leave"
+    if low.startswith("co-") and len(low) > 5:
+        return "co-" + _co_verb(low[3:])
+    if lem == low and tok.pos_ != "VERB":
+        # the tagger sometimes misses verbs ("talks" as a noun): strip simple inflections
+        for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ing", "")):
+            if low.endswith(suf) and len(low) > len(suf) + 2:
+                cand = low[: -len(suf)] + rep
+                if cand in ALL_VERBS:
+                    return cand
+    return lem
+
+
+
+def norm_key(text: str) -> str:
+    return re.sub(r"\s+", " ", text.casefold()).strip(" \t\"'.,;:!?()[]")
+
+
+def camel(text: str) -> bool:
+    return any(c.isupper() for c in text[1:]) or any(c.isdigit() for c in text)
+
+
+def best_type(votes: dict[str, float]) -> str | None:
+    if not votes:
+        return None
+    return max(votes.items(), key=lambda kv: kv[1])[0]
+
+
+def is_team(name: str) -> bool:
+    return name.lower().rsplit(" ", 1)[-1] in TEAM_HEADS
+
+
+def clean_name(name: str) -> str:
+    name = re.sub(r"\s+", " ", name).strip(" \t\"'.,;:!?()[]")
+    for art in ("the ", "a ", "an ", "our ", "my "):
+        if name.lower().startswith(art):
+            name = name[len(art):]
+    if name.lower().startswith("project ") and len(name) > 8:
+        name = name[8:]
+    first, _, rest = name.partition(" ")
+    if rest and first.lower().rstrip(".") in HONORIFICS:
+        name = rest
+    if name.endswith(("'s", "’s")):
+        name = name[:-2]
+    return name.strip()
+
+
+def chunk_governor(chunk: Any) -> tuple[str, str] | None:
+    """(governing word lemma, preposition) for a noun chunk: ("believer", "in"), ("follow", "")."""
+    root = chunk.root
+    if root.dep_ == "pobj":
+        prep = root.head
+        return prep.head.lemma_.lower(), prep.lower_
+    if root.dep_ in ("dobj", "attr", "oprd"):
+        return root.head.lemma_.lower(), ""
+    return None
+
+
+def nearest_verb_before(doc: Any, i: int) -> Any:
+    """The nearest verb before token i in the same sentence (linear; the parser errs on names)."""
+    sent_start = doc[i].sent.start
+    for k in range(i - 1, sent_start - 1, -1):
+        t = doc[k]
+        if t.pos_ == "VERB" or (t.pos_ == "AUX" and t.lemma_ == "be"):
+            return t
+        if t.text in (";",):
+            return None
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# queries over the parse
+# ---------------------------------------------------------------------------------------------
+
+
+def is_verb(st: Parse, t: Any) -> bool:
+    if st.at[t.i] != -1:
+        return False
+    if t.pos_ == "VERB":
+        # gerunds after prepositions ("for caching") and participles used as adjectives
+        if t.tag_ == "VBG" and t.i > 0 and st.doc[t.i - 1].pos_ == "ADP" and t.dep_ == "pcomp":
+            return False
+        return t.dep_ != "amod"
+    if t.pos_ == "AUX" and lemma(t) == "be":
+        # copula if no main verb follows it directly
+        nxt = st.doc[t.i + 1] if t.i + 1 < len(st.doc) else None
+        k = t.i + 1
+        while nxt is not None and (nxt.pos_ in ("ADV", "PART") or nxt.lower_ in ("not", "n't")):
+            k += 1
+            nxt = st.doc[k] if k < len(st.doc) else None
+        return nxt is None or not (nxt.pos_ == "VERB" and nxt.tag_ in ("VBG", "VBN"))
+    # "talks", "prefers" mis-tagged as nouns
+    return t.pos_ in ("NOUN", "ADJ") and lemma(t) in ALL_VERBS and t.tag_ in ("NNS", "VBZ") and (
+        t.dep_ in ("conj", "ROOT") or (t.i > 0 and (st.at[t.i - 1] != -1
+                                                     or st.doc[t.i - 1].lower_ in SUBJ_PRONOUNS)))
+
+
+def in_prep_phrase(st: Parse, m: Mention, lo: int) -> bool:
+    doc = st.doc
+    k = m.start - 1
+    while k >= lo and (doc[k].pos_ in ("DET", "ADJ") or doc[k].dep_ == "poss"):
+        k -= 1
+    return k >= lo and doc[k].pos_ == "ADP" and doc[k].lower_ not in ("and",)
+
+
+def resolve_person(st: Parse, i: int) -> Mention | None:
+    for m in reversed(st.mentions):
+        if m.end <= i and m.type == PERSON:
+            return m
+    return None
+
+
+def resolve_it(st: Parse, i: int) -> Mention | None:
+    for m in reversed(st.mentions):
+        if m.end <= i and (m.type == PROJECT or (m.type == ORGANIZATION and is_team(m.name))):
+            return m
+    return None
+
+
+def clause_mentions(st: Parse, cl: Clause) -> list[Mention]:
+    seen = []
+    for k in range(cl.start, cl.end):
+        if st.at[k] != -1:
+            m = st.mentions[st.at[k]]
+            if m not in seen:
+                seen.append(m)
+    return seen
+
+
+def prep_before(st: Parse, m: Mention, cl: Clause) -> str:
+    """The preposition that governs the mention's noun phrase ("" for a direct object)."""
+    doc = st.doc
+    k = m.start - 1
+    while k >= cl.start:
+        t = doc[k]
+        if st.at[k] != -1 and st.at[k] != st.at[m.start]:
+            other = st.mentions[st.at[k]]
+            # list partner: take its preposition ("from X and Y")
+            between = doc[other.end:m.start].text.strip().lower()
+            if between in ("and", "or", ",", ", and", ", or"):
+                return prep_before(st, other, cl)
+            return ""
+        if t.pos_ in ("DET", "ADJ", "NUM") or t.dep_ in ("poss", "amod", "compound", "det", "nummod") \
+                or t.lower_ in ("'s", "more", "mostly", "all", "the") or t.lower_ in PROJECT_HEADS:
+            k -= 1
+            continue
+        if t.pos_ == "ADP" or t.dep_ in ("prep", "prt", "agent") or t.lower_ in ("to", "than", "vs"):
+            return t.lower_
+        if t.tag_ == "VBG" and k > cl.start and doc[k - 1].pos_ == "ADP" and doc[k - 1].lower_ != "by":
+            return doc[k - 1].lower_ + "-ing"  # "for monitoring Beacon"
+        return ""
+    return ""
+
+
+def clause_gov_verb(st: Parse, m: Mention, cl: Clause) -> Any:
+    doc = st.doc
+    for k in range(m.start - 1, cl.start - 1, -1):
+        if is_verb(st, doc[k]):
+            if doc[k].lemma_ in ("call", "name", "codename", "dub") and doc[k].tag_ == "VBN":
+                continue  # "a new project called X": the verb before "project" governs X
+            return doc[k]
+    if cl.inherited and cl.verbs:
+        return cl.verbs[-1]
+    return None
+
+
+def gov_lemma(st: Parse, m: Mention, cl: Clause) -> str:
+    v = clause_gov_verb(st, m, cl)
+    return lemma(v) if v is not None else ""

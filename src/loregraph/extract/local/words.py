@@ -1,0 +1,73 @@
+"""Word classes of ordinary English (pronouns, role nouns, verb classes, markers), loaded from
+``extract/data/word_classes.json``. Names of things live in the lexicon, not here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+_DATA = Path(__file__).resolve().parent.parent / "data" / "word_classes.json"
+
+
+def _load() -> dict[str, Any]:
+    return json.loads(_DATA.read_text(encoding="utf-8"))
+
+
+_W = _load()
+
+
+def _set(key: str) -> frozenset[str]:
+    return frozenset(_W[key])
+
+
+SPEAKER_WORDS = _set("speaker_words")
+WE_WORDS = _set("we_words")
+PERSON_PRONOUNS = _set("person_pronouns")
+IT_WORDS = _set("it_words")
+PRONOUNS = _set("pronouns")
+ORG_SUFFIXES = _set("org_suffixes")
+TEAM_HEADS = _set("team_heads")
+GENERIC_ADJ = _set("generic_adj")
+ORG_NOUNS = _set("org_nouns")
+PROJECT_HEADS = _set("project_heads")
+WORK_ITEM_HEADS = _set("work_item_heads")
+PROJECT_APPOS_HEADS = _set("project_appos_heads")
+TOOL_HEADS = _set("tool_heads")
+CONCEPT_HEADS = _set("concept_heads")
+ROLE_NOUNS = _set("role_nouns")
+ORG_ROLE_NOUNS = _set("org_role_nouns")
+FRIEND_ROLES = _set("friend_roles")
+HUMAN_AGENT_VERBS = _set("human_agent_verbs")
+USE_VERBS = _set("use_verbs")
+PREFER_VERBS = _set("prefer_verbs")
+DECIDE_VERBS = _set("decide_verbs")
+DEPEND_VERBS = _set("depend_verbs")
+WORK_VERBS = _set("work_verbs")
+SWITCH_VERBS = _set("switch_verbs")
+LEAVE_VERBS = _set("leave_verbs")
+STOP_VERBS = _set("stop_verbs")
+KNOW_VERBS = _set("know_verbs")
+NON_USE_VERBS = _set("non_use_verbs")
+FOND_OF = _set("fond_of")
+FOND_OF_PAIRS: frozenset[tuple[str, str]] = frozenset((a, b) for a, b in _W["fond_of_pairs"])
+COLLAB_VERBS = _set("collab_verbs")
+PERSON_SUBJ_VERBS = _set("person_subj_verbs")
+PLAN_VERBS = _set("plan_verbs")
+MODALS = _set("modals")
+HEDGES = _set("hedges")
+FUTURE_MARKERS: tuple[str, ...] = tuple(_W["future_markers"])
+ENDED_MARKERS: tuple[str, ...] = tuple(_W["ended_markers"])
+ALONE_MARKERS: tuple[str, ...] = tuple(_W["alone_markers"])
+CLAUSE_MARKERS = _set("clause_markers")
+SUBJ_PRONOUNS = _set("subj_pronouns")
+EVALUATIVE_ADJ = _set("evaluative_adj")
+GENERIC_CAPS = _set("generic_caps")
+HONORIFICS = _set("honorifics")
+STOP_CAPS = _set("stop_caps")
+ORG_OF_HEADS = _set("org_of_heads")
+PEOPLE_NOUNS = _set("people_nouns")
+PLACE_HEADS = _set("place_heads")
+
+ALL_VERBS = (USE_VERBS | PREFER_VERBS | DECIDE_VERBS | DEPEND_VERBS | WORK_VERBS | SWITCH_VERBS
+             | LEAVE_VERBS | STOP_VERBS | KNOW_VERBS | COLLAB_VERBS | {"report"})
