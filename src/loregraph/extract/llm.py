@@ -108,22 +108,50 @@ class LLMAnswer(_Loose):
     ended: list[LLMEnding] = Field(default_factory=list)
 
 
-_STR = {"type": "string"}
-_OPT = {"type": ["string", "null"]}
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "entities": {"type": "array", "items": {"type": "object", "properties": {
-            "ref": _STR, "name": _STR, "type": _STR, "existing": _OPT, "aliases": {"type": "array", "items": _STR},
-            "attributes": {"type": "object"}, "confidence": {"type": "number"}}, "required": ["ref", "name", "type"]}},
-        "relations": {"type": "array", "items": {"type": "object", "properties": {
-            "source": _STR, "type": _STR, "target": _STR, "fact": _STR, "valid_at": _OPT, "invalid_at": _OPT,
-            "confidence": {"type": "number"}}, "required": ["source", "type", "target", "fact"]}},
-        "ended": {"type": "array", "items": {"type": "object", "properties": {
-            "fact": _OPT, "source": _OPT, "type": _OPT, "target": _OPT}}},
-    },
-    "required": ["entities", "relations", "ended"],
-}
+MAX_ENTITIES = 10
+MAX_RELATIONS = 10
+MAX_ENDED = 5
+
+
+def output_schema(entity_types: list[str] | tuple[str, ...] = (), relation_types: list[str] | tuple[str, ...] = (),
+                  ) -> dict[str, Any]:
+    """The answer's JSON schema, small enough for small local models and for grammar-constrained decoding
+    (llama.cpp turns it into a grammar): only the keys the prompt asks for, types as enums when given, and
+    bounded lists and strings, so a model that starts repeating itself stops at a valid, complete answer.
+    The validator (``LLMAnswer``) is more tolerant than this: it also reads ``attributes``, nulls and
+    lists where single values were asked for."""
+
+    def text(n: int) -> dict[str, Any]:
+        return {"type": "string", "maxLength": n}
+
+    def kind(values: list[str] | tuple[str, ...]) -> dict[str, Any]:
+        return {"type": "string", "enum": list(values)} if values else text(40)
+
+    def items(props: dict[str, Any], required: list[str], n: int) -> dict[str, Any]:
+        return {"type": "array", "maxItems": n,
+                "items": {"type": "object", "properties": props, "required": required}}
+
+    name = {"type": "string", "minLength": 1, "maxLength": 80}
+    return {
+        "type": "object",
+        "properties": {
+            "entities": items({"ref": text(12), "name": name, "type": kind(entity_types), "existing": text(8),
+                               "aliases": {"type": "array", "maxItems": 3, "items": text(60)},
+                               "confidence": {"type": "number"}},
+                              ["ref", "name", "type"], MAX_ENTITIES),
+            "relations": items({"source": text(40), "type": kind(relation_types), "target": text(40),
+                                "fact": text(160), "valid_at": text(30), "invalid_at": text(30),
+                                "confidence": {"type": "number"}},
+                               ["source", "type", "target", "fact"], MAX_RELATIONS),
+            "ended": items({"fact": text(8), "source": text(40), "type": kind(relation_types), "target": text(40)},
+                           [], MAX_ENDED),
+        },
+        "required": ["entities", "relations", "ended"],
+    }
+
+
+OUTPUT_SCHEMA: dict[str, Any] = output_schema()
+"""The schema without type enums (the extractor sends one with the context's types)."""
 
 
 def _check_shape(data: dict[str, Any]) -> None:
@@ -237,12 +265,18 @@ class LLMExtractor:
         messages = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": "\n".join(lines)}]
         return messages, ent_handles, fact_handles, notes
 
+    @staticmethod
+    def schema(context: ExtractionContext) -> dict[str, Any]:
+        """The answer schema for one request: the context's entity and relation types as enums."""
+        excluded = set(context.excluded_entity_types)
+        return output_schema([t for t in context.entity_types if t not in excluded], list(context.relation_types))
+
     # ---- extraction ---------------------------------------------------------------------------
     def extract(self, content: str, context: ExtractionContext) -> Extraction:
         messages, ent_handles, fact_handles, notes = self.build_messages(content, context)
         notes["extractor"] = self.name
         try:
-            res = self.llm.complete_json(messages, OUTPUT_SCHEMA, name="graph_update", validate=_check_shape)
+            res = self.llm.complete_json(messages, self.schema(context), name="graph_update", validate=_check_shape)
         except LLMError as exc:
             METRICS.incr(degraded=1)
             notes["degraded"] = exc.kind
@@ -359,4 +393,4 @@ def default_extractor() -> Extractor:
     return LocalExtractor()
 
 
-__all__ = ["OUTPUT_SCHEMA", "LLMAnswer", "LLMExtractor", "Usage", "default_extractor"]
+__all__ = ["OUTPUT_SCHEMA", "LLMAnswer", "LLMExtractor", "Usage", "default_extractor", "output_schema"]
