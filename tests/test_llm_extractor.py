@@ -266,8 +266,10 @@ async def test_server_refusing_json_schema_with_500_gets_json_mode_with_the_sche
     schema = server.calls[1].schema
     assert schema is not None and server.calls[1].body["response_format"]["type"] == "json_object"
     ent = schema["properties"]["entities"]
-    assert {"person", "tool", "project"} <= set(ent["items"]["properties"]["type"]["enum"]) and ent["maxItems"] > 0
-    assert "USES" in schema["properties"]["relations"]["items"]["properties"]["type"]["enum"]
+    assert ent["items"]["properties"]["type"] == {"$ref": "#/$defs/e"} and ent["maxItems"] > 0
+    assert {"person", "tool", "project"} <= set(schema["$defs"]["e"]["enum"])
+    assert schema["properties"]["relations"]["items"]["properties"]["type"] == {"$ref": "#/$defs/r"}
+    assert "USES" in schema["$defs"]["r"]["enum"]
 
 
 async def test_json_mode_without_schema_support_degrades_cleanly(server, open_memory):

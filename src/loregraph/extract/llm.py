@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from datetime import datetime
 from typing import Any
 
@@ -118,33 +119,28 @@ def output_schema(entity_types: list[str] | tuple[str, ...] = (), relation_types
     """The answer's JSON schema, small enough for small local models and for grammar-constrained decoding
     (llama.cpp turns it into a grammar): only the keys the prompt asks for, types as enums when given, and
     bounded lists and strings, so a model that starts repeating itself stops at a valid, complete answer.
-    The validator (``LLMAnswer``) is more tolerant than this: it also reads ``attributes``, nulls and
-    lists where single values were asked for."""
-
-    def text(n: int) -> dict[str, Any]:
-        return {"type": "string", "maxLength": n}
-
-    def kind(values: list[str] | tuple[str, ...]) -> dict[str, Any]:
-        return {"type": "string", "enum": list(values)} if values else text(40)
+    Shared parts are ``$defs`` to keep it short (providers count the schema as prompt tokens). The validator
+    (``LLMAnswer``) is more tolerant than this: it also reads ``aliases``, ``confidence``, ``attributes``,
+    endings given as source/type/target, and nulls, which models answering without a grammar may send."""
+    s, e, r = {"$ref": "#/$defs/s"}, {"$ref": "#/$defs/e"}, {"$ref": "#/$defs/r"}
 
     def items(props: dict[str, Any], required: list[str], n: int) -> dict[str, Any]:
-        return {"type": "array", "maxItems": n,
-                "items": {"type": "object", "properties": props, "required": required}}
+        item: dict[str, Any] = {"type": "object", "properties": props}
+        if required:
+            item["required"] = required
+        return {"type": "array", "maxItems": n, "items": item}
 
-    name = {"type": "string", "minLength": 1, "maxLength": 80}
+    def kind(values: list[str] | tuple[str, ...]) -> dict[str, Any]:
+        return {"enum": list(values)} if values else {"type": "string", "maxLength": 40}
+
     return {
         "type": "object",
+        "$defs": {"s": {"type": "string", "maxLength": 60}, "e": kind(entity_types), "r": kind(relation_types)},
         "properties": {
-            "entities": items({"ref": text(12), "name": name, "type": kind(entity_types), "existing": text(8),
-                               "aliases": {"type": "array", "maxItems": 3, "items": text(60)},
-                               "confidence": {"type": "number"}},
-                              ["ref", "name", "type"], MAX_ENTITIES),
-            "relations": items({"source": text(40), "type": kind(relation_types), "target": text(40),
-                                "fact": text(160), "valid_at": text(30), "invalid_at": text(30),
-                                "confidence": {"type": "number"}},
-                               ["source", "type", "target", "fact"], MAX_RELATIONS),
-            "ended": items({"fact": text(8), "source": text(40), "type": kind(relation_types), "target": text(40)},
-                           [], MAX_ENDED),
+            "entities": items({"ref": s, "name": s, "type": e, "existing": s}, ["ref", "name", "type"], MAX_ENTITIES),
+            "relations": items({"source": s, "type": r, "target": s, "fact": {"type": "string", "maxLength": 160},
+                                "valid_at": s, "invalid_at": s}, ["source", "type", "target", "fact"], MAX_RELATIONS),
+            "ended": items({"fact": s}, ["fact"], MAX_ENDED),
         },
         "required": ["entities", "relations", "ended"],
     }
@@ -275,24 +271,27 @@ class LLMExtractor:
     def extract(self, content: str, context: ExtractionContext) -> Extraction:
         messages, ent_handles, fact_handles, notes = self.build_messages(content, context)
         notes["extractor"] = self.name
+        t0 = time.perf_counter()
         try:
             res = self.llm.complete_json(messages, self.schema(context), name="graph_update", validate=_check_shape)
         except LLMError as exc:
             METRICS.incr(degraded=1)
             notes["degraded"] = exc.kind
             notes["usage"] = exc.usage.as_dict()
-            log.warning("llm extraction skipped for group=%s (%s after %d call(s)); storing the episode without it",
-                        context.group_id, exc.kind, exc.usage.calls)
+            notes["llm_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+            log.warning("llm extraction skipped for group=%s (%s after %d call(s), %.0f ms); storing the episode "
+                        "without it", context.group_id, exc.kind, exc.usage.calls, notes["llm_ms"])
             return Extraction(notes=notes)
+        notes["llm_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         notes["usage"] = res.usage.as_dict()
         notes["mode"] = res.mode
         if res.partial:
             notes["partial"] = True
         out = self._map(res.data, context, ent_handles, fact_handles, notes)
         log.info("llm extraction group=%s: entities=%d relations=%d endings=%d calls=%d prompt_tokens=%d "
-                 "completion_tokens=%d dropped=%d", context.group_id, len(out.entities), len(out.relations),
+                 "completion_tokens=%d dropped=%d ms=%.0f", context.group_id, len(out.entities), len(out.relations),
                  len(out.endings), res.usage.calls, res.usage.prompt_tokens, res.usage.completion_tokens,
-                 notes.get("dropped_items", 0))
+                 notes.get("dropped_items", 0), notes["llm_ms"])
         return out
 
     @staticmethod
