@@ -135,7 +135,8 @@ def output_schema(entity_types: list[str] | tuple[str, ...] = (), relation_types
 
     return {
         "type": "object",
-        "$defs": {"s": {"type": "string", "maxLength": 60}, "e": kind(entity_types), "r": kind(relation_types)},
+        "$defs": {"s": {"type": "string", "minLength": 1, "maxLength": 60}, "e": kind(entity_types),
+                  "r": kind(relation_types)},
         "properties": {
             "entities": items({"ref": s, "name": s, "type": e, "existing": s}, ["ref", "name", "type"], MAX_ENTITIES),
             "relations": items({"source": s, "type": r, "target": s, "fact": {"type": "string", "maxLength": 160},
