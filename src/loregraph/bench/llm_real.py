@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 REPO_SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 EXTRACTION = Path("bench") / "extraction"
@@ -71,9 +71,11 @@ async def run_set(rows: list[dict[str, Any]], config: Any, report: Any, console:
         m = await Memory.open(f"sqlite:///{Path(tmp) / 'bench.db'}", extractor=LLMExtractor(client))
         try:
             for n, row in enumerate(rows, 1):
-                role = row.get("role") if row.get("role") in ("user", "assistant", "system") else "user"
+                role: Literal["user", "assistant", "system"] = \
+                    row["role"] if row.get("role") in ("user", "assistant", "system") else "user"
+                fields: dict[str, Any] = {"timestamp": row["timestamp"]} if row.get("timestamp") else {}
                 msg = Message(content=row["content"], role_type=role, role=row.get("speaker") or row.get("user_id"),
-                              timestamp=row.get("timestamp") or time.time(), name=row.get("message_id") or str(n))
+                              name=row.get("message_id") or str(n), **fields)
                 (res,) = await m.add_messages(row["user_id"], [msg], conversation_id=row.get("conversation_id"))
                 notes = res.extraction_notes
                 usage = notes.get("usage") or {}

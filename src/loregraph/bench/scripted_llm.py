@@ -159,7 +159,8 @@ class ScriptedLLMServer:
     def base_url(self) -> str:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{name}:{port}/v1"
 
     # ---- scripting ------------------------------------------------------------------------------
     def on(self, needle: str, answer: Answer) -> None:
