@@ -109,8 +109,8 @@ class LLMAnswer(_Loose):
     ended: list[LLMEnding] = Field(default_factory=list)
 
 
-MAX_ENTITIES = 10
-MAX_RELATIONS = 10
+MAX_ENTITIES = 8
+MAX_RELATIONS = 8
 MAX_ENDED = 5
 
 
@@ -139,7 +139,7 @@ def output_schema(entity_types: list[str] | tuple[str, ...] = (), relation_types
                   "r": kind(relation_types)},
         "properties": {
             "entities": items({"ref": s, "name": s, "type": e, "existing": s}, ["ref", "name", "type"], MAX_ENTITIES),
-            "relations": items({"source": s, "type": r, "target": s, "fact": {"type": "string", "maxLength": 160},
+            "relations": items({"source": s, "type": r, "target": s, "fact": {"type": "string", "maxLength": 120},
                                 "valid_at": s, "invalid_at": s}, ["source", "type", "target", "fact"], MAX_RELATIONS),
             "ended": items({"fact": s}, ["fact"], MAX_ENDED),
         },
