@@ -126,9 +126,11 @@ def probe(config: Any) -> str | None:
     """None when the endpoint answers ``GET /models``, else a one-line reason."""
     import openai
 
-    c = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "not-needed", timeout=10.0, max_retries=0)
+    c = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "not-needed", timeout=60.0, max_retries=0)
     try:
         c.models.list()
+    except openai.APITimeoutError:
+        return None  # listening but busy (a local server answers one request at a time)
     except openai.APIConnectionError:
         return f"cannot connect to {config.base_url}"
     except openai.APIStatusError:
