@@ -312,17 +312,32 @@ def test_json_mode_without_schema_support_gets_free_text(server):
     assert all(x.schema is None for x in server.calls)
 
 
-def test_strict_server_refusing_schema_forms_gets_plain_json_mode(server):
-    """A server that refuses unknown fields: the forms are dropped for the endpoint, json_object itself kept."""
-    server.reject_modes, server.reject_fields = {"json_schema"}, {"guided_json"}
+def test_strict_server_refusing_one_schema_form_keeps_the_others(server):
+    """A server that refuses an unknown field it does not know: that form is dropped for the endpoint; the schema
+    still reaches it in the form it honours."""
+    server.reject_modes, server.reject_fields, server.schema_forms = {"json_schema"}, {"guided_json"}, {"format"}
+    server.unconstrained = "free text"
     c = client(server)
     assert c.complete_json(MSGS, SCHEMA).data == ANSWER
     assert [x.status for x in server.calls] == [400, 400, 200]
     assert kinds(server) == ["json_schema", "json_object", "json_object"]
-    last = server.calls[-1].body
-    assert "guided_json" not in last and "format" not in last and "schema" not in last["response_format"]
+    last = server.calls[-1]
+    assert "guided_json" not in last.body and last.body["format"] == SCHEMA and last.schema == SCHEMA
     snap = ENDPOINTS.snapshot()[c.endpoint]
-    assert snap.mode == "json_object" and snap.schema_forms is False
+    assert snap.mode == "json_object" and snap.refused_forms == {"guided_json"}
+    server.reset_calls()
+    client(server).complete_json(MSGS, SCHEMA)
+    assert [x.status for x in server.calls] == [200]
+
+
+def test_server_refusing_every_schema_form_gets_plain_json_mode(server):
+    server.reject_modes = {"json_schema"}
+    server.reject_fields = {"guided_json", "format", "response_format.schema"}
+    c = client(server)
+    assert c.complete_json(MSGS, SCHEMA).data == ANSWER
+    assert [x.status for x in server.calls] == [400, 400, 400, 400, 200]  # negotiated once per endpoint
+    last = server.calls[-1].body
+    assert last["response_format"] == {"type": "json_object"} and "guided_json" not in last and "format" not in last
     server.reset_calls()
     client(server).complete_json(MSGS, SCHEMA)
     assert [x.status for x in server.calls] == [200]

@@ -422,9 +422,11 @@ class _Invalid(Exception):
 
 
 class _ModeRefused(Exception):
-    def __init__(self, status: int, forms_named: bool = True):
+    def __init__(self, status: int, named: tuple[SchemaForm, ...] = (), forms_named: bool = True):
         super().__init__(f"status_{status}")
         self.status = status
+        self.named = named
+        """The schema forms the refusal names (empty: it names none in particular)."""
         self.forms_named = forms_named
         """False when the refusal names the mode itself (e.g. ``json_object``) and none of the schema forms."""
 
@@ -435,8 +437,8 @@ class EndpointCaps:
     """What one endpoint (base URL + model) was found to accept; shared by every client of the process."""
 
     mode: Mode = "json_schema"
-    schema_forms: bool = True
-    """False once the server refused the schema forms sent in JSON mode."""
+    refused_forms: frozenset[str] = frozenset()
+    """JSON-mode schema forms the server refused; they are not sent again."""
 
 
 class EndpointRegistry:
@@ -452,7 +454,7 @@ class EndpointRegistry:
 
     def snapshot(self) -> dict[str, EndpointCaps]:
         with self._lock:
-            return {k: EndpointCaps(v.mode, v.schema_forms) for k, v in self._caps.items()}
+            return {k: EndpointCaps(v.mode, v.refused_forms) for k, v in self._caps.items()}
 
     def forget(self, key: str | None = None) -> None:
         """Forget one endpoint (or all): the next call negotiates again."""
@@ -514,7 +516,10 @@ class LLMClient:
         return self.forced or self._caps.mode
 
     def _forms(self, mode: Mode) -> tuple[SchemaForm, ...]:
-        return self.schema_forms if mode == "json_object" and self._caps.schema_forms else ()
+        if mode != "json_object":
+            return ()
+        refused = self._caps.refused_forms
+        return tuple(f for f in self.schema_forms if f not in refused)
 
     @property
     def name(self) -> str:
@@ -540,7 +545,8 @@ class LLMClient:
             try:
                 text, finish = self._call(messages, schema, name, mode, limit, usage, forms)
             except _ModeRefused as exc:
-                if self._downgrade(mode, bool(forms) and exc.forms_named, exc.status):
+                sent = forms if exc.forms_named else ()
+                if self._downgrade(mode, tuple(f for f in sent if f in exc.named) or sent, exc.status):
                     usage.fallbacks += 1
                     self.metrics.incr(fallbacks=1)
                     continue
@@ -612,16 +618,18 @@ class LLMClient:
         if delay > 0:
             self._sleep(delay)
 
-    def _downgrade(self, mode: Mode, forms_sent: bool, status: int) -> bool:
-        """After a refusal of ``mode``: first stop sending the schema forms (JSON mode), then step down to the
-        next mode unless one is forced. Remembered for the endpoint. False when nothing is left to try."""
+    def _downgrade(self, mode: Mode, refused: tuple[SchemaForm, ...], status: int) -> bool:
+        """After a refusal of ``mode``: first stop sending the refused schema forms (JSON mode: the ones the
+        error names, else all that were sent), then step down to the next mode unless one is forced.
+        Remembered for the endpoint. False when nothing is left to try."""
         with self._endpoints.locked():
             caps = self._caps
-            if forms_sent:
-                if caps.schema_forms and (self.forced or caps.mode) == mode:
-                    caps.schema_forms = False
-                    log.warning("llm endpoint %s refused the JSON-mode schema forms %s (status %d); sending "
-                                "json_object without them from now on", self.endpoint, list(self.schema_forms), status)
+            if refused:
+                new = frozenset(refused) - caps.refused_forms
+                if new:
+                    caps.refused_forms = caps.refused_forms | new
+                    log.warning("llm endpoint %s refused the JSON-mode schema form(s) %s (status %d); not sending "
+                                "them from now on", self.endpoint, sorted(new), status)
                 return True
             if self.forced is not None:
                 return False
@@ -681,7 +689,7 @@ class LLMClient:
                 settle(0)
                 code = exc.status_code
                 if (mode != "none" or forms) and _is_refusal(exc, code):
-                    raise _ModeRefused(code, _names_forms(exc)) from None
+                    raise _ModeRefused(code, _named_forms(exc, forms), _names_forms(exc)) from None
                 if code >= 500 or code == 408:
                     raise _Transient(f"status_{code}", _retry_after(exc)) from None
                 raise LLMError(f"status_{code}", "the server refused the request") from None
@@ -723,6 +731,15 @@ def _names_forms(exc: Any) -> bool:
     """Whether a refusal points at the schema forms rather than at the ``json_object`` type itself."""
     text = _error_text(exc)
     return "json_object" not in text or any(h in text for h in ("schema", "guided_json", '"format"', "'format'"))
+
+
+def _named_forms(exc: Any, forms: tuple[SchemaForm, ...]) -> tuple[SchemaForm, ...]:
+    """The sent schema forms a refusal names (``schema`` for ``response_format.schema``)."""
+    text = _error_text(exc)
+    marks: dict[SchemaForm, tuple[str, ...]] = {"response_format": ("schema",), "guided_json": ("guided_json",),
+                                                "format": ('"format"', "'format'", " format:", " format ")}
+    return tuple(f for f in forms if any(m in text for m in marks[f]) and not (f == "response_format"
+                                                                               and "guided_json" in text))
 
 
 def _retry_after(exc: Any) -> float | None:
