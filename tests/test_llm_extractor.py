@@ -270,6 +270,13 @@ async def test_server_refusing_json_schema_with_500_gets_json_mode_with_the_sche
     assert {"person", "tool", "project"} <= set(schema["$defs"]["e"]["enum"])
     assert schema["properties"]["relations"]["items"]["properties"]["type"] == {"$ref": "#/$defs/r"}
     assert "USES" in schema["$defs"]["r"]["enum"]
+    # nothing offered yet: no "existing" and no endings can be given; later, only the offered handles
+    assert "existing" not in ent["items"]["properties"] and schema["properties"]["ended"]["maxItems"] == 0
+    later = server.calls[3]
+    offered = re.findall(r"^(E\d+) ", later.prompt, re.M)
+    assert offered and later.schema["properties"]["entities"]["items"]["properties"]["existing"] == {"enum": offered}
+    facts = re.findall(r"^(F\d+) ", later.prompt, re.M)
+    assert facts and later.schema["properties"]["ended"]["items"]["properties"]["fact"] == {"enum": facts}
 
 
 async def test_json_mode_without_schema_support_degrades_cleanly(server, open_memory):

@@ -115,14 +115,23 @@ MAX_ENDED = 5
 
 
 def output_schema(entity_types: list[str] | tuple[str, ...] = (), relation_types: list[str] | tuple[str, ...] = (),
-                  ) -> dict[str, Any]:
+                  entity_handles: list[str] | None = None, fact_handles: list[str] | None = None) -> dict[str, Any]:
     """The answer's JSON schema, small enough for small local models and for grammar-constrained decoding
     (llama.cpp turns it into a grammar): only the keys the prompt asks for, types as enums when given, and
     bounded lists and strings, so a model that starts repeating itself stops at a valid, complete answer.
     Shared parts are ``$defs`` to keep it short (providers count the schema as prompt tokens). The validator
     (``LLMAnswer``) is more tolerant than this: it also reads ``aliases``, ``confidence``, ``attributes``,
-    endings given as source/type/target, and nulls, which models answering without a grammar may send."""
+    endings given as source/type/target, and nulls, which models answering without a grammar may send.
+
+    With ``entity_handles`` / ``fact_handles`` (the E#/F# offered in the prompt) ``existing`` and ``ended``
+    accept only those, and are left out when none was offered: a constrained model cannot make up ids."""
     s, e, r = {"$ref": "#/$defs/s"}, {"$ref": "#/$defs/e"}, {"$ref": "#/$defs/r"}
+    entity: dict[str, Any] = {"ref": s, "name": s, "type": e}
+    if entity_handles is None:
+        entity["existing"] = s
+    elif entity_handles:
+        entity["existing"] = {"enum": list(entity_handles)}
+    ended = {"enum": list(fact_handles)} if fact_handles else s
 
     def items(props: dict[str, Any], required: list[str], n: int) -> dict[str, Any]:
         item: dict[str, Any] = {"type": "object", "properties": props}
@@ -138,17 +147,17 @@ def output_schema(entity_types: list[str] | tuple[str, ...] = (), relation_types
         "$defs": {"s": {"type": "string", "minLength": 1, "maxLength": 60}, "e": kind(entity_types),
                   "r": kind(relation_types)},
         "properties": {
-            "entities": items({"ref": s, "name": s, "type": e, "existing": s}, ["ref", "name", "type"], MAX_ENTITIES),
+            "entities": items(entity, ["ref", "name", "type"], MAX_ENTITIES),
             "relations": items({"source": s, "type": r, "target": s, "fact": {"type": "string", "maxLength": 120},
                                 "valid_at": s, "invalid_at": s}, ["source", "type", "target", "fact"], MAX_RELATIONS),
-            "ended": items({"fact": s}, ["fact"], MAX_ENDED),
+            "ended": items({"fact": ended}, ["fact"], MAX_ENDED if fact_handles is None or fact_handles else 0),
         },
         "required": ["entities", "relations", "ended"],
     }
 
 
 OUTPUT_SCHEMA: dict[str, Any] = output_schema()
-"""The schema without type enums (the extractor sends one with the context's types)."""
+"""The schema without enums (the extractor sends one with the context's types and the offered handles)."""
 
 
 def _check_shape(data: dict[str, Any]) -> None:
@@ -263,10 +272,14 @@ class LLMExtractor:
         return messages, ent_handles, fact_handles, notes
 
     @staticmethod
-    def schema(context: ExtractionContext) -> dict[str, Any]:
-        """The answer schema for one request: the context's entity and relation types as enums."""
+    def schema(context: ExtractionContext, ent_handles: dict[str, str] | None = None,
+               fact_handles: dict[str, str] | None = None) -> dict[str, Any]:
+        """The answer schema for one request: the context's entity and relation types, and the offered handles
+        (see :meth:`build_messages`), as enums."""
         excluded = set(context.excluded_entity_types)
-        return output_schema([t for t in context.entity_types if t not in excluded], list(context.relation_types))
+        return output_schema([t for t in context.entity_types if t not in excluded], list(context.relation_types),
+                             None if ent_handles is None else list(ent_handles),
+                             None if fact_handles is None else list(fact_handles))
 
     # ---- extraction ---------------------------------------------------------------------------
     def extract(self, content: str, context: ExtractionContext) -> Extraction:
@@ -274,7 +287,8 @@ class LLMExtractor:
         notes["extractor"] = self.name
         t0 = time.perf_counter()
         try:
-            res = self.llm.complete_json(messages, self.schema(context), name="graph_update", validate=_check_shape)
+            res = self.llm.complete_json(messages, self.schema(context, ent_handles, fact_handles),
+                                         name="graph_update", validate=_check_shape)
         except LLMError as exc:
             METRICS.incr(degraded=1)
             notes["degraded"] = exc.kind
