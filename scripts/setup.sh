@@ -16,6 +16,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # torch first, pinned, so pip takes the local CPU wheel instead of CUDA packages (only used to export ONNX once)
   python -m pip install --quiet torch==2.13.0
   python -m pip install --quiet -e '.[export,test]'
+  # llama-cpp-python compiles llama.cpp (cmake + a C++ compiler; several minutes) for the real-server LLM test
+  python -m pip install --quiet -e '.[llm-test]'
   echo "$want" > "$stamp"
 fi
 # Export the bundled embedding model to ONNX once (cached under ~/.cache/loregraph); no network needed.

@@ -10,9 +10,12 @@ import pytest
 
 from loregraph.bench.scripted_llm import ScriptedLLMServer
 from loregraph.models.llm import (
+    ENDPOINTS,
     GOVERNOR,
+    STRUCTURED_OUTPUT_ENV,
     LLMClient,
     LLMConfig,
+    LLMError,
     LLMGovernor,
     LLMMetrics,
     LLMResponseError,
@@ -26,6 +29,16 @@ from loregraph.models.llm import (
 SCHEMA = {"type": "object", "properties": {"items": {"type": "array"}}, "required": ["items"]}
 ANSWER = {"items": [{"name": "FastAPI"}, {"name": "Orion"}, {"name": "Nora"}]}
 MSGS = [{"role": "system", "content": "Answer with JSON."}, {"role": "user", "content": "<message>\nhello\n</message>"}]
+
+
+@pytest.fixture(autouse=True)
+def fresh_endpoints(monkeypatch):
+    """Negotiated modes are process-wide per base_url+model; a port reused by a later test starts afresh."""
+    monkeypatch.delenv(STRUCTURED_OUTPUT_ENV, raising=False)
+    monkeypatch.delenv("LOREGRAPH_LLM_SCHEMA_FORMS", raising=False)
+    ENDPOINTS.forget()
+    yield
+    ENDPOINTS.forget()
 
 
 @pytest.fixture
@@ -242,3 +255,119 @@ def test_concurrency_limit_is_process_wide(server):
         assert server.max_in_flight == 2 and GOVERNOR.max_in_flight == 2
     finally:
         configure_llm_limits(*before)
+
+
+# ---- structured-output negotiation per endpoint -----------------------------------------------------------------
+def kinds(server: ScriptedLLMServer) -> list[str | None]:
+    return [(x.response_format or {}).get("type") for x in server.calls]
+
+
+def test_500_naming_response_format_is_a_refusal_not_a_transient_error(server):
+    """llama-cpp-python refuses json_schema with a 500 whose body names response_format: one fallback call, no
+    retry and no backoff; JSON mode then carries the schema; the mode is remembered for base_url+model."""
+    server.reject_modes, server.reject_status, server.schema_forms = {"json_schema"}, 500, {"response_format"}
+    c = client(server, retry_backoff=5.0)  # a retry would take 5 s
+    t0 = time.monotonic()
+    res = c.complete_json(MSGS, SCHEMA)
+    assert time.monotonic() - t0 < 2.0
+    assert res.data == ANSWER and res.mode == "json_object"
+    assert [x.status for x in server.calls] == [500, 200] and kinds(server) == ["json_schema", "json_object"]
+    assert "response_format" in str(server.calls[0].body) and server.calls[1].schema == SCHEMA
+    assert res.usage.calls == 2 and res.usage.retries == 0 and res.usage.fallbacks == 1
+    # a new client (another call site) of the same endpoint starts where the first one ended
+    server.reset_calls()
+    again = client(server)
+    assert again.mode == "json_object"
+    again.complete_json(MSGS, SCHEMA)
+    assert kinds(server) == ["json_object"]
+    # another model on the same server negotiates for itself
+    server.reset_calls()
+    other = LLMClient(LLMConfig(model="other", base_url=server.base_url), governor=LLMGovernor(), metrics=LLMMetrics())
+    other.complete_json(MSGS, SCHEMA)
+    assert kinds(server) == ["json_schema", "json_object"]
+
+
+@pytest.mark.parametrize("form", ["response_format", "guided_json", "format"])
+def test_json_mode_sends_the_schema_in_the_forms_servers_understand(server, form):
+    """A server that honours one form gets the schema and answers JSON; free text would fail validation."""
+    server.reject_modes, server.reject_status, server.schema_forms = {"json_schema"}, 422, {form}
+    server.unconstrained = "Sure! The items are FastAPI, Orion and Nora."
+    c = client(server)
+    res = c.complete_json(MSGS, SCHEMA)
+    assert res.data == ANSWER and res.mode == "json_object"
+    body = server.calls[-1].body
+    assert body["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert body["guided_json"] == SCHEMA and body["format"] == SCHEMA  # the other forms are ignored by this server
+    assert server.calls[-1].schema == SCHEMA
+
+
+def test_json_mode_without_schema_support_gets_free_text(server):
+    """The same small model behind a server that honours no form: no schema reaches it, no JSON comes back."""
+    server.reject_modes, server.unconstrained = {"json_schema"}, "Sure! The items are FastAPI, Orion and Nora."
+    c = client(server)
+    with pytest.raises(LLMResponseError) as info:
+        c.complete_json(MSGS, SCHEMA)
+    assert info.value.kind == "invalid_json"
+    assert kinds(server) == ["json_schema", "json_object", "json_object"]
+    assert all(x.schema is None for x in server.calls)
+
+
+def test_strict_server_refusing_one_schema_form_keeps_the_others(server):
+    """A server that refuses an unknown field it does not know: that form is dropped for the endpoint; the schema
+    still reaches it in the form it honours."""
+    server.reject_modes, server.reject_fields, server.schema_forms = {"json_schema"}, {"guided_json"}, {"format"}
+    server.unconstrained = "free text"
+    c = client(server)
+    assert c.complete_json(MSGS, SCHEMA).data == ANSWER
+    assert [x.status for x in server.calls] == [400, 400, 200]
+    assert kinds(server) == ["json_schema", "json_object", "json_object"]
+    last = server.calls[-1]
+    assert "guided_json" not in last.body and last.body["format"] == SCHEMA and last.schema == SCHEMA
+    snap = ENDPOINTS.snapshot()[c.endpoint]
+    assert snap.mode == "json_object" and snap.refused_forms == {"guided_json"}
+    server.reset_calls()
+    client(server).complete_json(MSGS, SCHEMA)
+    assert [x.status for x in server.calls] == [200]
+
+
+def test_server_refusing_every_schema_form_gets_plain_json_mode(server):
+    server.reject_modes = {"json_schema"}
+    server.reject_fields = {"guided_json", "format", "response_format.schema"}
+    c = client(server)
+    assert c.complete_json(MSGS, SCHEMA).data == ANSWER
+    assert [x.status for x in server.calls] == [400, 400, 400, 400, 200]  # negotiated once per endpoint
+    last = server.calls[-1].body
+    assert last["response_format"] == {"type": "json_object"} and "guided_json" not in last and "format" not in last
+    server.reset_calls()
+    client(server).complete_json(MSGS, SCHEMA)
+    assert [x.status for x in server.calls] == [200]
+
+
+def test_mode_forced_by_environment(server, monkeypatch):
+    monkeypatch.setenv(STRUCTURED_OUTPUT_ENV, "json_object")
+    server.schema_forms = {"response_format"}
+    c = client(server)
+    assert c.mode == "json_object" and c.complete_json(MSGS, SCHEMA).mode == "json_object"
+    assert kinds(server) == ["json_object"] and server.calls[0].schema == SCHEMA
+    # forced: a refusal of the mode itself is an error, not a silent downgrade
+    server.reset_calls()
+    server.reject_modes = {"json_object"}
+    with pytest.raises(LLMError) as info:
+        c.complete_json(MSGS, SCHEMA)
+    assert info.value.kind == "bad_request" and len(server.calls) == 1
+    monkeypatch.setenv(STRUCTURED_OUTPUT_ENV, "none")
+    server.reset_calls()
+    assert client(server).complete_json(MSGS, SCHEMA).mode == "none" and kinds(server) == [None]
+    cfg = LLMConfig.from_env({"LOREGRAPH_LLM_MODEL": "m", STRUCTURED_OUTPUT_ENV: "json_schema",
+                              "LOREGRAPH_LLM_SCHEMA_FORMS": "guided_json"})
+    assert cfg is not None and cfg.structured_output == "json_schema" and cfg.schema_forms == ("guided_json",)
+    for var, bad in ((STRUCTURED_OUTPUT_ENV, "grammar"), ("LOREGRAPH_LLM_SCHEMA_FORMS", "grammar")):
+        with pytest.raises(ValueError, match=var):
+            LLMConfig.from_env({"LOREGRAPH_LLM_MODEL": "m", var: bad})
+
+
+def test_schema_forms_configured(server):
+    c = client(server, structured_output="json_object", schema_forms=())
+    c.complete_json(MSGS, SCHEMA)
+    assert server.calls[0].body["response_format"] == {"type": "json_object"}
+    assert "guided_json" not in server.calls[0].body and "format" not in server.calls[0].body

@@ -13,9 +13,17 @@ from loregraph.assembly.components import default_extractor
 from loregraph.bench.scripted_llm import Call, ScriptedLLMServer
 from loregraph.extract.llm import LLMExtractor
 from loregraph.extract.prompts import DEFAULT_TEMPLATE, ExtractionConfig
-from loregraph.models.llm import METRICS, LLMClient, LLMConfig, LLMGovernor
+from loregraph.models.llm import ENDPOINTS, METRICS, LLMClient, LLMConfig, LLMGovernor
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def fresh_endpoints(monkeypatch):
+    monkeypatch.delenv("LOREGRAPH_LLM_STRUCTURED_OUTPUT", raising=False)
+    ENDPOINTS.forget()
+    yield
+    ENDPOINTS.forget()
 
 
 @pytest.fixture
@@ -240,3 +248,44 @@ def test_default_extractor_follows_configuration(monkeypatch):
     ex = default_extractor()
     assert isinstance(ex, LLMExtractor) and ex.llm.config.model == "qwen2.5:7b"
     assert ex.llm.config.base_url == "http://127.0.0.1:9/v1"
+
+
+async def test_server_refusing_json_schema_with_500_gets_json_mode_with_the_schema(server, open_memory):
+    """llama-cpp-python's behaviour: json_schema refused with a 500 naming response_format; JSON mode honours
+    response_format.schema. A small model without the schema would answer free text (``unconstrained``)."""
+    server.reject_modes, server.reject_status, server.schema_forms = {"json_schema"}, 500, {"response_format"}
+    server.unconstrained = "FastAPI is a tool and Orion is a project."
+    server.on("FastAPI for project Orion", FASTAPI)
+    m = await open_memory(extractor=make_extractor(server, retry_backoff=5.0))
+    results = await m.add_messages("alice", [msg("I'm using FastAPI for project Orion.", 0),
+                                             msg("Nice weather today.", 1), msg("Still on FastAPI.", 2)])
+    assert [c.status for c in server.calls] == [500, 200, 200, 200]  # one refusal, then one call per message
+    assert [r.usage["calls"] for r in results] == [2, 1, 1] and all(r.usage["retries"] == 0 for r in results)
+    assert all("degraded" not in r.extraction_notes and r.extraction_notes["mode"] == "json_object"
+               for r in results)
+    assert {f.fact for f in results[0].facts} == {"Alice uses FastAPI", "Alice works on Orion"}
+    schema = server.calls[1].schema
+    assert schema is not None and server.calls[1].body["response_format"]["type"] == "json_object"
+    ent = schema["properties"]["entities"]
+    assert ent["items"]["properties"]["type"] == {"$ref": "#/$defs/e"} and ent["maxItems"] > 0
+    assert {"person", "tool", "project"} <= set(schema["$defs"]["e"]["enum"])
+    assert schema["properties"]["relations"]["items"]["properties"]["type"] == {"$ref": "#/$defs/r"}
+    assert "USES" in schema["$defs"]["r"]["enum"]
+    # nothing offered yet: no "existing" and no endings can be given; later, only the offered handles
+    assert "existing" not in ent["items"]["properties"] and schema["properties"]["ended"]["maxItems"] == 0
+    later = server.calls[3]
+    offered = re.findall(r"^(E\d+) ", later.prompt, re.M)
+    assert offered and later.schema["properties"]["entities"]["items"]["properties"]["existing"] == {"enum": offered}
+    facts = re.findall(r"^(F\d+) ", later.prompt, re.M)
+    assert facts and later.schema["properties"]["ended"]["items"]["properties"]["fact"] == {"enum": facts}
+
+
+async def test_json_mode_without_schema_support_degrades_cleanly(server, open_memory):
+    """The same model behind a server that honours no schema form: free text, invalid after one retry, the episode
+    is stored without LLM entities."""
+    server.reject_modes, server.unconstrained = {"json_schema"}, "FastAPI is a tool and Orion is a project."
+    server.on("FastAPI for project Orion", FASTAPI)
+    m = await open_memory(extractor=make_extractor(server))
+    (r,) = await m.add_messages("alice", [msg("I'm using FastAPI for project Orion.", 0)])
+    assert r.extraction_notes["degraded"] == "invalid_json" and r.entities == []
+    assert [c.status for c in server.calls] == [400, 200, 200]

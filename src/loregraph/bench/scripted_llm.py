@@ -9,6 +9,16 @@ responder function. Every call is recorded. Faults can be queued: ``429``, ``500
 With ``simulate_max_tokens`` an answer longer than the request's output limit is cut off with
 ``finish_reason: length``, as a real server does. Token counts use :func:`approx_prompt_tokens`.
 
+Structured-output behaviours seen on real servers:
+
+- ``reject_modes`` with ``reject_status``: refuse a ``response_format`` type, with a 400 (OpenAI-style) or
+  422, or with llama-cpp-python's 500 whose body is a validation error naming ``response_format``;
+- ``schema_forms``: the JSON-mode schema forms it honours (``response_format`` = llama.cpp's
+  ``response_format.schema``, ``guided_json`` = vLLM, ``format`` = Ollama); others are ignored, as real
+  servers ignore unknown fields; ``reject_fields`` refuses named ones with a 400 instead (strict servers);
+- ``unconstrained``: the answer given when no schema reached the "model" (a small model's free text),
+  so a test sees the difference the schema makes.
+
 Used by the tests and by ``loregraph bench llm-cost``; never contacts anything but loopback.
 """
 
@@ -67,6 +77,9 @@ class Call:
     def max_tokens(self) -> int | None:
         return self.body.get("max_tokens") or self.body.get("max_completion_tokens")
 
+    schema: dict[str, Any] | None = None
+    """The schema that reached the model: a ``json_schema`` response format, or a JSON-mode form it honours."""
+
 
 @dataclass
 class _State:
@@ -79,12 +92,18 @@ class ScriptedLLMServer:
     def __init__(self, script: dict[str, Answer] | None = None, *, responder: Answer | None = None,
                  default: Answer | None = None, simulate_max_tokens: bool = True,
                  reject_modes: set[str] | tuple[str, ...] = (), timeout_delay: float = 3.0,
-                 retry_after: float | None = None, delay: float = 0.0):
+                 retry_after: float | None = None, delay: float = 0.0, reject_status: int = 400,
+                 schema_forms: set[str] | tuple[str, ...] = (), reject_fields: set[str] | tuple[str, ...] = (),
+                 unconstrained: Answer | None = None):
         self._state = _State(script=list((script or {}).items()))
         self.responder = responder
         self.default: Answer = default if default is not None else {"entities": [], "relations": [], "ended": []}
         self.simulate_max_tokens = simulate_max_tokens
         self.reject_modes = set(reject_modes)
+        self.reject_status = reject_status
+        self.schema_forms = set(schema_forms)
+        self.reject_fields = set(reject_fields)
+        self.unconstrained = unconstrained
         self.timeout_delay = timeout_delay
         self.retry_after = retry_after
         self.delay = delay
@@ -140,7 +159,8 @@ class ScriptedLLMServer:
     def base_url(self) -> str:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{name}:{port}/v1"
 
     # ---- scripting ------------------------------------------------------------------------------
     def on(self, needle: str, answer: Answer) -> None:
@@ -163,9 +183,40 @@ class ScriptedLLMServer:
             self._state.calls.clear()
 
     # ---- serving --------------------------------------------------------------------------------
+    def _schema_of(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        rf = body.get("response_format") or {}
+        if rf.get("type") == "json_schema":
+            return (rf.get("json_schema") or {}).get("schema")
+        if rf.get("type") == "json_object" and "response_format" in self.schema_forms and rf.get("schema"):
+            return rf["schema"]
+        for form in ("guided_json", "format"):
+            if form in self.schema_forms and isinstance(body.get(form), dict):
+                return body[form]
+        return None
+
+    def _refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        rf = body.get("response_format") or {}
+        for name in sorted(self.reject_fields):
+            present = "schema" in rf if name == "response_format.schema" else name in body
+            if present:
+                return 400, {"error": {"message": f"Unrecognized request argument supplied: {name}",
+                                       "type": "invalid_request_error", "param": name}}
+        kind = rf.get("type")
+        if not kind or kind not in self.reject_modes:
+            return None
+        if self.reject_status >= 500:  # llama-cpp-python: a pydantic error wrapped as an internal server error
+            msg = (f"1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be "
+                   f"'text' or 'json_object' [type=literal_error, input_value='{kind}', input_type=str]")
+            return self.reject_status, {"error": {"message": msg, "type": "internal_server_error", "param": None,
+                                                  "code": None}}
+        return self.reject_status, {"error": {"message": f"response_format type '{kind}' is not supported",
+                                              "type": "invalid_request_error", "param": "response_format"}}
+
     def _answer_for(self, call: Call) -> str:
         answer: Answer | None = None
-        if self.responder is not None:
+        if self.unconstrained is not None and call.schema is None:
+            answer = self.unconstrained
+        elif self.responder is not None:
             answer = self.responder
         else:
             with self._lock:
@@ -205,12 +256,12 @@ class ScriptedLLMServer:
             kind = "rate_limit_exceeded" if fault == "429" else "server_error"
             self._send(h, call.status, {"error": {"message": f"scripted {fault}", "type": kind}}, headers)
             return
-        rf = (call.response_format or {}).get("type")
-        if rf and rf in self.reject_modes:
-            call.status = 400
-            self._send(h, 400, {"error": {"message": f"response_format type '{rf}' is not supported",
-                                          "type": "invalid_request_error", "param": "response_format"}})
+        refusal = self._refusal(body)
+        if refusal is not None:
+            call.status = refusal[0]
+            self._send(h, *refusal)
             return
+        call.schema = self._schema_of(body)
         if fault == "timeout":
             self._stop.wait(self.timeout_delay)
         elif self.delay:

@@ -264,6 +264,29 @@ def bench_llm_cost(data: Path = typer.Option(None, help="Gold JSONL (default: ..
                             limit=limit))
 
 
+@bench_app.command("llm-real")
+def bench_llm_real(base_url: str = typer.Option(..., help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1"),
+                   model: str = typer.Option(..., help="Model name the endpoint serves."),
+                   data: list[Path] = typer.Option(None, help="Gold JSONL (default: ../shared/bench/extraction/"
+                                                               "dev.jsonl and dev2.jsonl); repeatable."),
+                   api_key: str = typer.Option(None, envvar="LOREGRAPH_LLM_API_KEY"),
+                   structured_output: str = typer.Option("auto", envvar="LOREGRAPH_LLM_STRUCTURED_OUTPUT",
+                                                         help="auto (negotiated) | json_schema | json_object | none"),
+                   max_tokens: int = typer.Option(1024, min=16), timeout: float = typer.Option(120.0, min=1.0),
+                   limit: int = typer.Option(None, min=1, help="Only the first N messages of each set."),
+                   report: Path = typer.Option(None, help="Folder for the per-message reports (default: a temp dir)."),
+                   ) -> None:
+    """The LLM extractor against a real endpoint: calls and tokens per message, latency, validated share, P/R."""
+    _setup()
+    if structured_output not in ("auto", "json_schema", "json_object", "none"):
+        _fail(f"--structured-output: {structured_output!r} is not auto, json_schema, json_object or none")
+    from loregraph.bench.llm_real import run_llm_real_bench
+
+    _run(run_llm_real_bench(base_url=base_url, model=model, console=err, data=data or None, api_key=api_key,
+                            structured_output=structured_output, max_tokens=max_tokens, timeout=timeout, limit=limit,
+                            report=report))
+
+
 @bench_app.command("ingest")
 def bench_ingest(messages: int = typer.Option(300, min=10),
                  db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from datetime import datetime
 from typing import Any
 
@@ -108,22 +109,55 @@ class LLMAnswer(_Loose):
     ended: list[LLMEnding] = Field(default_factory=list)
 
 
-_STR = {"type": "string"}
-_OPT = {"type": ["string", "null"]}
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "entities": {"type": "array", "items": {"type": "object", "properties": {
-            "ref": _STR, "name": _STR, "type": _STR, "existing": _OPT, "aliases": {"type": "array", "items": _STR},
-            "attributes": {"type": "object"}, "confidence": {"type": "number"}}, "required": ["ref", "name", "type"]}},
-        "relations": {"type": "array", "items": {"type": "object", "properties": {
-            "source": _STR, "type": _STR, "target": _STR, "fact": _STR, "valid_at": _OPT, "invalid_at": _OPT,
-            "confidence": {"type": "number"}}, "required": ["source", "type", "target", "fact"]}},
-        "ended": {"type": "array", "items": {"type": "object", "properties": {
-            "fact": _OPT, "source": _OPT, "type": _OPT, "target": _OPT}}},
-    },
-    "required": ["entities", "relations", "ended"],
-}
+MAX_ENTITIES = 8
+MAX_RELATIONS = 8
+MAX_ENDED = 5
+
+
+def output_schema(entity_types: list[str] | tuple[str, ...] = (), relation_types: list[str] | tuple[str, ...] = (),
+                  entity_handles: list[str] | None = None, fact_handles: list[str] | None = None) -> dict[str, Any]:
+    """The answer's JSON schema, small enough for small local models and for grammar-constrained decoding
+    (llama.cpp turns it into a grammar): only the keys the prompt asks for, types as enums when given, and
+    bounded lists and strings, so a model that starts repeating itself stops at a valid, complete answer.
+    Shared parts are ``$defs`` to keep it short (providers count the schema as prompt tokens). The validator
+    (``LLMAnswer``) is more tolerant than this: it also reads ``aliases``, ``confidence``, ``attributes``,
+    endings given as source/type/target, and nulls, which models answering without a grammar may send.
+
+    With ``entity_handles`` / ``fact_handles`` (the E#/F# offered in the prompt) ``existing`` and ``ended``
+    accept only those, and are left out when none was offered: a constrained model cannot make up ids."""
+    s, e, r = {"$ref": "#/$defs/s"}, {"$ref": "#/$defs/e"}, {"$ref": "#/$defs/r"}
+    entity: dict[str, Any] = {"ref": s, "name": s, "type": e}
+    if entity_handles is None:
+        entity["existing"] = s
+    elif entity_handles:
+        entity["existing"] = {"enum": list(entity_handles)}
+    ended = {"enum": list(fact_handles)} if fact_handles else s
+
+    def items(props: dict[str, Any], required: list[str], n: int) -> dict[str, Any]:
+        item: dict[str, Any] = {"type": "object", "properties": props}
+        if required:
+            item["required"] = required
+        return {"type": "array", "maxItems": n, "items": item}
+
+    def kind(values: list[str] | tuple[str, ...]) -> dict[str, Any]:
+        return {"enum": list(values)} if values else {"type": "string", "maxLength": 40}
+
+    return {
+        "type": "object",
+        "$defs": {"s": {"type": "string", "minLength": 1, "maxLength": 60}, "e": kind(entity_types),
+                  "r": kind(relation_types)},
+        "properties": {
+            "entities": items(entity, ["ref", "name", "type"], MAX_ENTITIES),
+            "relations": items({"source": s, "type": r, "target": s, "fact": {"type": "string", "maxLength": 120},
+                                "valid_at": s, "invalid_at": s}, ["source", "type", "target", "fact"], MAX_RELATIONS),
+            "ended": items({"fact": ended}, ["fact"], MAX_ENDED if fact_handles is None or fact_handles else 0),
+        },
+        "required": ["entities", "relations", "ended"],
+    }
+
+
+OUTPUT_SCHEMA: dict[str, Any] = output_schema()
+"""The schema without enums (the extractor sends one with the context's types and the offered handles)."""
 
 
 def _check_shape(data: dict[str, Any]) -> None:
@@ -235,28 +269,42 @@ class LLMExtractor:
         messages = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": "\n".join(lines)}]
         return messages, ent_handles, fact_handles, notes
 
+    @staticmethod
+    def schema(context: ExtractionContext, ent_handles: dict[str, str] | None = None,
+               fact_handles: dict[str, str] | None = None) -> dict[str, Any]:
+        """The answer schema for one request: the context's entity and relation types, and the offered handles
+        (see :meth:`build_messages`), as enums."""
+        excluded = set(context.excluded_entity_types)
+        return output_schema([t for t in context.entity_types if t not in excluded], list(context.relation_types),
+                             None if ent_handles is None else list(ent_handles),
+                             None if fact_handles is None else list(fact_handles))
+
     # ---- extraction ---------------------------------------------------------------------------
     def extract(self, content: str, context: ExtractionContext) -> Extraction:
         messages, ent_handles, fact_handles, notes = self.build_messages(content, context)
         notes["extractor"] = self.name
+        t0 = time.perf_counter()
         try:
-            res = self.llm.complete_json(messages, OUTPUT_SCHEMA, name="graph_update", validate=_check_shape)
+            res = self.llm.complete_json(messages, self.schema(context, ent_handles, fact_handles),
+                                         name="graph_update", validate=_check_shape)
         except LLMError as exc:
             METRICS.incr(degraded=1)
             notes["degraded"] = exc.kind
             notes["usage"] = exc.usage.as_dict()
-            log.warning("llm extraction skipped for group=%s (%s after %d call(s)); storing the episode without it",
-                        context.group_id, exc.kind, exc.usage.calls)
+            notes["llm_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+            log.warning("llm extraction skipped for group=%s (%s after %d call(s), %.0f ms); storing the episode "
+                        "without it", context.group_id, exc.kind, exc.usage.calls, notes["llm_ms"])
             return Extraction(notes=notes)
+        notes["llm_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         notes["usage"] = res.usage.as_dict()
         notes["mode"] = res.mode
         if res.partial:
             notes["partial"] = True
         out = self._map(res.data, context, ent_handles, fact_handles, notes)
         log.info("llm extraction group=%s: entities=%d relations=%d endings=%d calls=%d prompt_tokens=%d "
-                 "completion_tokens=%d dropped=%d", context.group_id, len(out.entities), len(out.relations),
+                 "completion_tokens=%d dropped=%d ms=%.0f", context.group_id, len(out.entities), len(out.relations),
                  len(out.endings), res.usage.calls, res.usage.prompt_tokens, res.usage.completion_tokens,
-                 notes.get("dropped_items", 0))
+                 notes.get("dropped_items", 0), notes["llm_ms"])
         return out
 
     @staticmethod
@@ -346,4 +394,4 @@ class LLMExtractor:
         return Extraction(entities=entities, relations=relations, endings=endings, notes=notes)
 
 
-__all__ = ["OUTPUT_SCHEMA", "LLMAnswer", "LLMExtractor", "Usage"]
+__all__ = ["OUTPUT_SCHEMA", "LLMAnswer", "LLMExtractor", "Usage", "output_schema"]

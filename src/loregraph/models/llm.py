@@ -2,9 +2,14 @@
 
 What it adds to the ``openai`` SDK (whose own retries are switched off):
 
-- structured output: JSON schema, falling back to JSON mode, then to plain text read by a tolerant
-  parser (``<think>`` blocks, code fences and chatter around the object are stripped). The mode that
-  worked is remembered per client;
+- structured output negotiated per endpoint: JSON schema, falling back to JSON mode, then to plain text
+  read by a tolerant parser (``<think>`` blocks, code fences and chatter around the object are stripped).
+  A server refuses a mode with a 400, 422 or 500 whose body names ``response_format``, ``json_schema`` or
+  ``schema``; the mode that works is remembered process-wide per endpoint (base URL + model).
+  ``LOREGRAPH_LLM_STRUCTURED_OUTPUT`` / :attr:`LLMConfig.structured_output` force a mode. In JSON mode the
+  schema still travels in the forms local servers understand (llama.cpp / llama-cpp-python
+  ``response_format.schema``, vLLM ``guided_json``, Ollama ``format``); a server that refuses those is
+  asked again without them (also remembered), one that ignores them is not affected;
 - transient errors (429, 5xx, timeouts, connection errors, invalid JSON) are retried once, after a
   backoff (``Retry-After`` honoured up to a cap); a second failure raises :class:`LLMUnavailable` or
   :class:`LLMResponseError` so the caller can degrade (spec 000 AC 35 and 37);
@@ -32,11 +37,19 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from loregraph.errors import ConfigError
+
 log = logging.getLogger("loregraph.llm")
 
 CHARS_PER_TOKEN = 4
 Mode = Literal["json_schema", "json_object", "none"]
 _MODES: tuple[Mode, ...] = ("json_schema", "json_object", "none")
+SchemaForm = Literal["response_format", "guided_json", "format"]
+SCHEMA_FORMS: tuple[SchemaForm, ...] = ("response_format", "guided_json", "format")
+"""Where a schema goes in JSON mode: ``response_format.schema`` (llama.cpp, llama-cpp-python), ``guided_json``
+(vLLM) and ``format`` (Ollama), all in the request body."""
+STRUCTURED_OUTPUT_ENV = "LOREGRAPH_LLM_STRUCTURED_OUTPUT"
+SCHEMA_FORMS_ENV = "LOREGRAPH_LLM_SCHEMA_FORMS"
 
 
 def approx_tokens(text: str) -> int:
@@ -87,7 +100,11 @@ class LLMConfig:
     """Truncated answers are re-asked with a doubled limit up to this."""
     temperature: float = 0.0
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
-    """``auto`` starts with a JSON schema and falls back when the server refuses it."""
+    """``auto`` starts with a JSON schema and falls back when the server refuses it (remembered per endpoint);
+    another value forces that mode. With ``auto``, ``LOREGRAPH_LLM_STRUCTURED_OUTPUT`` forces one too."""
+    schema_forms: tuple[SchemaForm, ...] | None = None
+    """Forms the schema is sent in when in JSON mode (default: all of :data:`SCHEMA_FORMS`, dropped for the
+    endpoint if the server refuses them; ``()``: send none)."""
     retry_backoff: float = 1.0
     """Seconds before the single retry of a transient error (jittered up to +50%)."""
     max_backoff: float = 30.0
@@ -99,7 +116,10 @@ class LLMConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LLMConfig | None:
         """``LOREGRAPH_LLM_MODEL`` (required), ``LOREGRAPH_LLM_BASE_URL``, ``LOREGRAPH_LLM_API_KEY`` (or
-        ``OPENAI_API_KEY``), ``LOREGRAPH_LLM_TIMEOUT``, ``LOREGRAPH_LLM_MAX_TOKENS``. None when no model is set."""
+        ``OPENAI_API_KEY``), ``LOREGRAPH_LLM_TIMEOUT``, ``LOREGRAPH_LLM_MAX_TOKENS``,
+        ``LOREGRAPH_LLM_STRUCTURED_OUTPUT`` (``json_schema|json_object|none``, default negotiated),
+        ``LOREGRAPH_LLM_SCHEMA_FORMS`` (comma-separated :data:`SCHEMA_FORMS`, or ``none``). None when no model
+        is set. Raises ValueError naming the variable on a bad value."""
         env = os.environ if env is None else env
         model = env.get("LOREGRAPH_LLM_MODEL")
         if not model:
@@ -110,7 +130,35 @@ class LLMConfig:
             cfg.timeout = float(env["LOREGRAPH_LLM_TIMEOUT"])
         if env.get("LOREGRAPH_LLM_MAX_TOKENS"):
             cfg.max_tokens = int(env["LOREGRAPH_LLM_MAX_TOKENS"])
+        forced = structured_output_from_env(env)
+        if forced is not None:
+            cfg.structured_output = forced
+        cfg.schema_forms = schema_forms_from_env(env)
         return cfg
+
+
+def structured_output_from_env(env: Mapping[str, str] | None = None) -> Mode | None:
+    """The mode ``LOREGRAPH_LLM_STRUCTURED_OUTPUT`` forces, None when unset or ``auto``."""
+    raw = ((os.environ if env is None else env).get(STRUCTURED_OUTPUT_ENV) or "").strip().lower()
+    if raw in ("", "auto"):
+        return None
+    if raw not in _MODES:
+        raise ConfigError(f"{STRUCTURED_OUTPUT_ENV}={raw!r}: expected one of auto, {', '.join(_MODES)}")
+    return raw
+
+
+def schema_forms_from_env(env: Mapping[str, str] | None = None) -> tuple[SchemaForm, ...] | None:
+    """The schema forms ``LOREGRAPH_LLM_SCHEMA_FORMS`` names (``none``: no form), None when unset."""
+    raw = ((os.environ if env is None else env).get(SCHEMA_FORMS_ENV) or "").strip().lower()
+    if not raw:
+        return None
+    if raw == "none":
+        return ()
+    forms = tuple(f.strip() for f in raw.split(",") if f.strip())
+    bad = [f for f in forms if f not in SCHEMA_FORMS]
+    if bad:
+        raise ConfigError(f"{SCHEMA_FORMS_ENV}: unknown form(s) {bad}; expected {', '.join(SCHEMA_FORMS)} or none")
+    return forms  # type: ignore[return-value]
 
 
 # ---- accounting -----------------------------------------------------------------------------------
@@ -170,11 +218,11 @@ class TokenBucket:
 
     def __init__(self, per_minute: float, burst: float | None = None, clock: Callable[[], float] = time.monotonic):
         if per_minute <= 0:
-            raise ValueError("per_minute must be > 0")
+            raise ConfigError("per_minute must be > 0")
         self.rate = per_minute / 60.0
         self.capacity = float(burst if burst is not None else per_minute)
         if self.capacity < 1:
-            raise ValueError("burst must be >= 1")
+            raise ConfigError("burst must be >= 1")
         self._clock = clock
         self._level = self.capacity
         self._t = clock()
@@ -212,7 +260,7 @@ class LLMGovernor:
         """Replace the limits (calls in flight finish under the old ones). ``burst_seconds`` bounds how much
         of the per-minute budget may be spent at once (default: the whole minute)."""
         if concurrency < 1:
-            raise ValueError("concurrency must be >= 1")
+            raise ConfigError("concurrency must be >= 1")
 
         def bucket(per_minute: float | None) -> TokenBucket | None:
             if not per_minute:
@@ -375,14 +423,77 @@ class _Invalid(Exception):
     pass
 
 
-_MODE_HINTS = ("response_format", "json_schema", "json_object", "schema", "json", "structured", "format")
+class _ModeRefused(Exception):
+    def __init__(self, status: int, named: tuple[SchemaForm, ...] = (), forms_named: bool = True):
+        super().__init__(f"status_{status}")
+        self.status = status
+        self.named = named
+        """The schema forms the refusal names (empty: it names none in particular)."""
+        self.forms_named = forms_named
+        """False when the refusal names the mode itself (e.g. ``json_object``) and none of the schema forms."""
+
+
+# ---- per-endpoint capabilities --------------------------------------------------------------------
+@dataclass
+class EndpointCaps:
+    """What one endpoint (base URL + model) was found to accept; shared by every client of the process."""
+
+    mode: Mode = "json_schema"
+    refused_forms: frozenset[str] = frozenset()
+    """JSON-mode schema forms the server refused; they are not sent again."""
+
+
+class EndpointRegistry:
+    """Process-wide memory of negotiated capabilities, keyed by :func:`endpoint_key`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._caps: dict[str, EndpointCaps] = {}
+
+    def get(self, key: str) -> EndpointCaps:
+        with self._lock:
+            return self._caps.setdefault(key, EndpointCaps())
+
+    def snapshot(self) -> dict[str, EndpointCaps]:
+        with self._lock:
+            return {k: EndpointCaps(v.mode, v.refused_forms) for k, v in self._caps.items()}
+
+    def forget(self, key: str | None = None) -> None:
+        """Forget one endpoint (or all): the next call negotiates again."""
+        with self._lock:
+            if key is None:
+                self._caps.clear()
+            else:
+                self._caps.pop(key, None)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+
+ENDPOINTS = EndpointRegistry()
+"""Negotiated structured-output capabilities of every endpoint this process talked to."""
+
+
+def endpoint_key(config: LLMConfig) -> str:
+    """``base_url|model``: what negotiated capabilities are remembered under."""
+    base = (config.base_url or "https://api.openai.com/v1").rstrip("/")
+    return f"{base}|{config.model}"
+
+
+# status codes with which servers refuse a response_format: 400/422 (most), 500 (llama-cpp-python), 404/415 (rare)
+_REFUSAL_STATUS = (400, 404, 415, 422, 500)
+_REFUSAL_HINTS = ("response_format", "json_schema", "json_object", "schema", "guided_json", "format")
+_REFUSAL_HINTS_5XX = ("response_format", "json_schema", "schema", "guided_json")
+"""A 500 is a refusal only when its body names the structured-output fields; otherwise it is transient."""
 
 
 class LLMClient:
     """JSON-answer calls to one OpenAI-compatible endpoint. Thread-safe; blocking (runs on a worker thread)."""
 
     def __init__(self, config: LLMConfig, *, governor: LLMGovernor | None = None, metrics: LLMMetrics | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, endpoints: EndpointRegistry | None = None):
         import openai
 
         self.config = config
@@ -392,8 +503,25 @@ class LLMClient:
         self._openai = openai
         self._client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "not-needed",
                                      timeout=config.timeout, max_retries=0, default_headers=config.default_headers)
-        self.mode: Mode = "json_schema" if config.structured_output == "auto" else config.structured_output
-        self._mode_lock = threading.Lock()
+        self.forced: Mode | None = (config.structured_output if config.structured_output != "auto"
+                                    else structured_output_from_env())
+        """The mode forced by configuration or environment; None: negotiated."""
+        forms = config.schema_forms if config.schema_forms is not None else schema_forms_from_env()
+        self.schema_forms: tuple[SchemaForm, ...] = SCHEMA_FORMS if forms is None else tuple(forms)
+        self._endpoints = endpoints or ENDPOINTS
+        self.endpoint = endpoint_key(config)
+        self._caps = self._endpoints.get(self.endpoint)
+
+    @property
+    def mode(self) -> Mode:
+        """The structured-output mode the next call uses."""
+        return self.forced or self._caps.mode
+
+    def _forms(self, mode: Mode) -> tuple[SchemaForm, ...]:
+        if mode != "json_object":
+            return ()
+        refused = self._caps.refused_forms
+        return tuple(f for f in self.schema_forms if f not in refused)
 
     @property
     def name(self) -> str:
@@ -415,14 +543,18 @@ class LLMClient:
         last_kind = ""
         while True:
             mode = self.mode
+            forms = self._forms(mode)
             try:
-                text, finish = self._call(messages, schema, name, mode, limit, usage)
-            except _ModeRefused:
-                if self._downgrade(mode):
+                text, finish = self._call(messages, schema, name, mode, limit, usage, forms)
+            except _ModeRefused as exc:
+                sent = forms if exc.forms_named else ()
+                if self._downgrade(mode, tuple(f for f in sent if f in exc.named) or sent, exc.status):
                     usage.fallbacks += 1
                     self.metrics.incr(fallbacks=1)
                     continue
-                raise LLMError("bad_request", "the server refused the request", usage) from None
+                self.metrics.incr(failures=1)
+                raise LLMError("bad_request", f"the server refused response_format={mode} "
+                                              f"(status {exc.status})", usage) from None
             except _Transient as exc:
                 last_kind = exc.kind
                 if retried:
@@ -488,36 +620,58 @@ class LLMClient:
         if delay > 0:
             self._sleep(delay)
 
-    def _downgrade(self, mode: Mode) -> bool:
-        if self.config.structured_output != "auto":
-            return False
-        with self._mode_lock:
-            if self.mode != mode:  # another thread already moved on
+    def _downgrade(self, mode: Mode, refused: tuple[SchemaForm, ...], status: int) -> bool:
+        """After a refusal of ``mode``: first stop sending the refused schema forms (JSON mode: the ones the
+        error names, else all that were sent), then step down to the next mode unless one is forced.
+        Remembered for the endpoint. False when nothing is left to try."""
+        with self._endpoints.locked():
+            caps = self._caps
+            if refused:
+                new = frozenset(refused) - caps.refused_forms
+                if new:
+                    caps.refused_forms = caps.refused_forms | new
+                    log.warning("llm endpoint %s refused the JSON-mode schema form(s) %s (status %d); not sending "
+                                "them from now on", self.endpoint, sorted(new), status)
+                return True
+            if self.forced is not None:
+                return False
+            if caps.mode != mode:  # another thread already moved on
                 return True
             nxt = _MODES.index(mode) + 1
             if nxt >= len(_MODES):
                 return False
-            self.mode = _MODES[nxt]
-            log.warning("llm server refused response_format=%s; falling back to %s", mode, self.mode)
+            caps.mode = _MODES[nxt]
+            log.warning("llm endpoint %s refused response_format=%s (status %d); using %s from now on",
+                        self.endpoint, mode, status, caps.mode)
             return True
 
-    def _request(self, messages: list[dict[str, Any]], schema: dict[str, Any], name: str, mode: Mode,
-                 limit: int) -> dict[str, Any]:
+    def request_kwargs(self, messages: list[dict[str, Any]], schema: dict[str, Any], name: str, mode: Mode,
+                       limit: int, forms: tuple[SchemaForm, ...] = ()) -> dict[str, Any]:
+        """The ``chat.completions.create`` arguments of one call (``extra_body`` holds the non-OpenAI fields)."""
         kw: dict[str, Any] = {"model": self.config.model, "messages": messages,
                               "temperature": self.config.temperature, self.config.token_param: limit}
+        extra: dict[str, Any] = {}
         if mode == "json_schema":
             kw["response_format"] = {"type": "json_schema",
                                      "json_schema": {"name": name, "schema": schema, "strict": False}}
         elif mode == "json_object":
             kw["response_format"] = {"type": "json_object"}
+            if "response_format" in forms:
+                kw["response_format"]["schema"] = schema
+            if "guided_json" in forms:
+                extra["guided_json"] = schema
+            if "format" in forms:
+                extra["format"] = schema
         if self.config.extra_body:
-            kw["extra_body"] = self.config.extra_body
+            extra.update(self.config.extra_body)
+        if extra:
+            kw["extra_body"] = extra
         return kw
 
     def _call(self, messages: list[dict[str, Any]], schema: dict[str, Any], name: str, mode: Mode, limit: int,
-              usage: Usage) -> tuple[str, str | None]:
+              usage: Usage, forms: tuple[SchemaForm, ...] = ()) -> tuple[str, str | None]:
         oa = self._openai
-        kw = self._request(messages, schema, name, mode, limit)
+        kw = self.request_kwargs(messages, schema, name, mode, limit, forms)
         estimate = approx_prompt_tokens(messages, kw.get("response_format"))
         with self.governor.slot(estimate + limit // 4, self.metrics) as settle:
             usage.calls += 1
@@ -536,10 +690,10 @@ class LLMClient:
             except oa.APIStatusError as exc:
                 settle(0)
                 code = exc.status_code
+                if (mode != "none" or forms) and _is_refusal(exc, code):
+                    raise _ModeRefused(code, _named_forms(exc, forms), _names_forms(exc)) from None
                 if code >= 500 or code == 408:
                     raise _Transient(f"status_{code}", _retry_after(exc)) from None
-                if code in (400, 404, 415, 422) and mode != "none" and _mentions_format(exc):
-                    raise _ModeRefused() from None
                 raise LLMError(f"status_{code}", "the server refused the request") from None
             except oa.OpenAIError as exc:  # malformed body and other client-side surprises
                 settle(0)
@@ -559,16 +713,35 @@ class LLMClient:
         return text, choice.finish_reason
 
 
-class _ModeRefused(Exception):
-    pass
-
-
-def _mentions_format(exc: Any) -> bool:
+def _error_text(exc: Any) -> str:
     text = str(getattr(exc, "message", "") or exc).lower()
     body = getattr(exc, "body", None)
     if body is not None:
         text += " " + json.dumps(body, default=str).lower()
-    return any(h in text for h in _MODE_HINTS)
+    return text
+
+
+def _is_refusal(exc: Any, status: int) -> bool:
+    """A 400/404/415/422/500 whose message or body names the structured-output fields."""
+    if status not in _REFUSAL_STATUS:
+        return False
+    text = _error_text(exc)
+    return any(h in text for h in (_REFUSAL_HINTS_5XX if status >= 500 else _REFUSAL_HINTS))
+
+
+def _names_forms(exc: Any) -> bool:
+    """Whether a refusal points at the schema forms rather than at the ``json_object`` type itself."""
+    text = _error_text(exc)
+    return "json_object" not in text or any(h in text for h in ("schema", "guided_json", '"format"', "'format'"))
+
+
+def _named_forms(exc: Any, forms: tuple[SchemaForm, ...]) -> tuple[SchemaForm, ...]:
+    """The sent schema forms a refusal names (``schema`` for ``response_format.schema``)."""
+    text = _error_text(exc)
+    marks: dict[SchemaForm, tuple[str, ...]] = {"response_format": ("schema",), "guided_json": ("guided_json",),
+                                                "format": ('"format"', "'format'", " format:", " format ")}
+    return tuple(f for f in forms if any(m in text for m in marks[f]) and not (f == "response_format"
+                                                                               and "guided_json" in text))
 
 
 def _retry_after(exc: Any) -> float | None:
