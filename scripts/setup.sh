@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
 # Create .venv and install loregraph with its local models. Idempotent: re-runs only when pyproject changes.
+# `setup.sh` installs what the demo needs; `setup.sh --with-tests` adds the test tools and the real local LLM
+# server of tests/test_llm_real.py (llama-cpp-python compiles llama.cpp: several minutes, once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+extras="export"
+if [ "${1:-}" = "--with-tests" ]; then
+  extras="export,test,llm-test"
+fi
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   "$PY" -m venv .venv
 fi
 . .venv/bin/activate
-stamp=.venv/.loregraph-setup
+stamp=.venv/.loregraph-setup-${extras//,/-}
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing loregraph and its local models into .venv (first run: a few minutes; later runs skip this)" >&2
   python -m pip install --quiet --upgrade pip
   # torch first, pinned, so pip takes the local CPU wheel instead of CUDA packages (only used to export ONNX once)
   python -m pip install --quiet torch==2.13.0
-  python -m pip install --quiet -e '.[export,test]'
-  # llama-cpp-python compiles llama.cpp (cmake + a C++ compiler; several minutes) for the real-server LLM test
-  python -m pip install --quiet -e '.[llm-test]'
+  if [ "$extras" != "export" ]; then
+    echo "setup: the test tools and llama-cpp-python (compiled once: several minutes)" >&2
+  fi
+  python -m pip install --quiet -e ".[$extras]"
   echo "$want" > "$stamp"
 fi
 # Export the bundled embedding model to ONNX once (cached under ~/.cache/loregraph); no network needed.

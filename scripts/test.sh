@@ -2,7 +2,7 @@
 # Set up (if needed) and run the linter, the type checker, the layers check and the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh --with-tests
 . .venv/bin/activate
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 ruff check src tests
