@@ -286,6 +286,20 @@ def serve(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memor
     raise typer.Exit(run_serve(create_app, config_file=config, db=db, host=host, port=port, worker=worker))
 
 
+@app.command("mcp")
+def mcp_cmd(db: str = typer.Option(None, help=DB_HELP + " Required (flag, LOREGRAPH_DB, .env or config file)."),
+            group: list[str] = typer.Option(None, "--group", "-g",
+                                            help="A group the local user may use (repeat; default: every group)."),
+            config: Path = typer.Option(None, "--config", help="Config file; also LOREGRAPH_CONFIG."),
+            ) -> None:
+    """Serve the MCP tools over stdio (for MCP clients that start a local server). Over HTTP, `loregraph serve`
+    mounts them at /mcp with the same API keys as REST."""
+    from loregraph.api.mcp.server import stdio_server
+    from loregraph.assembly.service import run_mcp_stdio
+
+    raise typer.Exit(run_mcp_stdio(stdio_server, config_file=config, db=db, mcp_groups=group or None))
+
+
 @app.command("worker")
 def worker_cmd(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memory.db."),
                config: Path = typer.Option(None, "--config", help="Config file; also LOREGRAPH_CONFIG."),

@@ -13,7 +13,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from loregraph import __version__
-from loregraph.api.rest import graphiti, native
+from loregraph.api.mcp.http import mount_mcp
+from loregraph.api.rest import documents, graphiti, native
 from loregraph.api.rest.auth import KeyRing
 from loregraph.api.rest.errors import register_error_handlers
 from loregraph.api.rest.limits import BodyLimitMiddleware
@@ -41,7 +42,8 @@ def create_app(settings: Settings, memory: Memory | None = None, *, url: str | N
         if url:
             (announce or log.info)(f"loregraph serving on {url} (worker {service.worker_state})")
         try:
-            yield
+            async with mcp_http.running():  # MCP tools at /mcp (streamable HTTP), same keys as REST
+                yield
         finally:
             app.state.services = None
             await service.stop()
@@ -54,4 +56,6 @@ def create_app(settings: Settings, memory: Memory | None = None, *, url: str | N
     app.include_router(graphiti.router)
     app.include_router(native.router)
     app.include_router(native.health_router)
+    app.include_router(documents.router)
+    mcp_http = mount_mcp(app, settings)
     return app
