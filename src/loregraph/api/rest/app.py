@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from loregraph import __version__
-from loregraph.api.mcp.http import mount_mcp
 from loregraph.api.rest import documents, graphiti, native
 from loregraph.api.rest.auth import KeyRing
 from loregraph.api.rest.errors import register_error_handlers
@@ -57,5 +56,7 @@ def create_app(settings: Settings, memory: Memory | None = None, *, url: str | N
     app.include_router(native.router)
     app.include_router(native.health_router)
     app.include_router(documents.router)
+    from loregraph.api.mcp.http import mount_mcp  # here: api.mcp imports api.rest.auth (and so this package)
+
     mcp_http = mount_mcp(app, settings)
     return app
