@@ -249,6 +249,20 @@ def bench_llm_cost(data: Path = typer.Option(None, help="Gold JSONL (default: ..
                             limit=limit))
 
 
+@bench_app.command("documents")
+def bench_documents(chunks: int = typer.Option(100000, min=100, help="Chunks in the searched collection."),
+                    documents: int = typer.Option(21, min=2, help="Documents ingested with extraction (first one "
+                                                                  "warms up, untimed)."),
+                    queries: int = typer.Option(200, min=10), seed: int = typer.Option(7),
+                    db: str = typer.Option(None, help=DB_HELP + " Also postgresql://... (the bench's groups are "
+                                                  "deleted afterwards). Default: a new temporary database.")) -> None:
+    """Document ingest chunks/s (with extraction) and search_documents p50 at N chunks vs brute-force cosine."""
+    _setup()
+    from loregraph.bench.documents import run_documents_bench
+
+    _run(run_documents_bench(chunks=chunks, ingest_docs=documents, queries=queries, db=db, seed=seed, console=err))
+
+
 @bench_app.command("ingest")
 def bench_ingest(messages: int = typer.Option(300, min=10),
                  db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:
