@@ -187,3 +187,22 @@ async def test_query_relationships_and_temporal_are_collection_scoped(mem):
     with pytest.raises(InvalidInputError, match="valid_from: must not be after valid_until"):
         await mem.query_temporal("alice", "Orion", "eng", valid_from=datetime(2025, 1, 1),
                                  valid_until=datetime(2024, 1, 1))
+
+
+def test_chunking_is_hierarchical_sized_and_configurable():
+    from loregraph.documents.chunking import chunk_text
+
+    sections = [f"## Section {i}\n\n" + " ".join(f"Sentence {i}.{j} says something about topic {i}." for j in range(40))
+                for i in range(3)]
+    text = "# Handbook\n\n" + "\n\n".join(sections)
+    chunks = chunk_text(text)
+    assert all(len(c) <= 1000 + 200 for c in chunks) and len(chunks) >= 6
+    starts = [c for c in chunks if c.startswith("## Section") or c.startswith("# Handbook\n## Section 0")]
+    assert len(starts) == 3  # a heading opens a chunk: splits fall on headings first
+    assert not any(c.rstrip().endswith("## Section 1") for c in chunks)  # never a heading cut from its text
+    # neighbours overlap (the 200-character window), and sentences are not cut mid-word
+    assert any(a[-80:].split(". ")[-1][:20] in b for a, b in zip(chunks, chunks[1:], strict=False))
+    small = chunk_text(text, size=300, overlap=0)
+    assert all(len(c) <= 300 + 0 for c in small if not c.startswith("#")) and len(small) > len(chunks)
+    with pytest.raises(InvalidInputError, match="chunk_overlap: must be at least 0 and less than chunk_size"):
+        chunk_text(text, size=300, overlap=300)

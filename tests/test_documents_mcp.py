@@ -210,7 +210,20 @@ async def test_http_every_tool_with_group_scoped_keys(db_url, site, tmp_path):
                                                       "threshold": 0.0})
             assert hits["results"] == []
             assert (await ok(bob, "get_episodes", {"group_id": "bob"}))["episodes"] == []
-        # the REST routes answer with the same scoping
+        # REST: the same facade, errors mapped once (409, 422, 404), and the same scoping
+        alice = {"Authorization": f"Bearer {ALICE_KEY}"}
+        base = srv.url + "/groups/alice/collections"
+        made = httpx.post(base + "/eng/documents", headers=alice, json={"content": DOC, "title": "Via REST"},
+                          timeout=120)
+        assert made.status_code == 201 and made.json()["num_chunks"] >= 1
+        again = httpx.post(base + "/eng/documents", headers=alice, json={"content": DOC, "title": "Via REST"},
+                           timeout=120)
+        assert again.status_code == 409 and "reingest" in again.json()["detail"]
+        bad = httpx.post(base, headers=alice, json={"name": "z", "description": "d", "metadata_schema": {"x": 1}})
+        assert bad.status_code == 422 and "metadata_schema" in bad.json()["detail"]
+        assert httpx.post(base + "/nope/search", headers=alice, json={"query": "x"}).status_code == 404
+        found = httpx.post(base + "/eng/search", headers=alice, json={"query": "How does Orion deploy?"}).json()
+        assert found and found[0]["title"] in ("Via REST", "Kept")
         head = {"Authorization": f"Bearer {BOB_KEY}"}
         assert httpx.get(srv.url + "/groups/alice/collections", headers=head).status_code == 403
         mine = httpx.get(srv.url + "/groups/bob/collections", headers=head).json()

@@ -100,6 +100,14 @@ class Settings(BaseSettings):
     crawl_max_pages: int = Field(50, ge=1, le=1000, description="Most pages one ingest_url may fetch")
     crawl_max_seconds: float = Field(120.0, gt=0, description="Time budget of one ingest_url crawl")
     crawl_max_page_bytes: int = Field(2_000_000, ge=1024, description="Largest page ingest_url accepts")
+    chunk_chars: int = Field(1000, ge=100, le=20_000, description="Document chunk size in characters")
+    chunk_overlap: int = Field(200, ge=0, le=10_000, description="Characters neighbouring chunks share")
+
+    @model_validator(mode="after")
+    def _overlap(self) -> Settings:
+        if self.chunk_overlap >= self.chunk_chars:
+            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be less than chunk_chars ({self.chunk_chars})")
+        return self
 
     @field_validator("mcp_groups")
     @classmethod

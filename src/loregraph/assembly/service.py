@@ -54,6 +54,13 @@ def crawl_limits(settings: Settings) -> CrawlLimits:
                        allow_networks=tuple(settings.crawl_allow_networks))
 
 
+def configure_documents(memory: Memory, settings: Settings) -> None:
+    """Document settings on a Memory: chunk size and overlap, ingest_url's budgets and SSRF allow-list."""
+    memory.crawl_limits = crawl_limits(settings)
+    memory.documents.chunk_chars = settings.chunk_chars
+    memory.documents.overlap_chars = settings.chunk_overlap
+
+
 def close_quietly(memory: Memory) -> None:
     with contextlib.suppress(Exception):
         asyncio.run(memory.close())
@@ -73,7 +80,7 @@ class Service:
     async def start(cls, settings: Settings, memory: Memory | None = None) -> Service:
         """Open what is not given, recover the queue and start the worker (unless ``settings.worker`` is off)."""
         mem = memory if memory is not None else await asyncio.to_thread(open_memory, settings)
-        mem.crawl_limits = crawl_limits(settings)
+        configure_documents(mem, settings)
         version = await mem.schema_version()
         queue = await asyncio.to_thread(mem.store.open_queue, max_attempts=settings.job_max_attempts)
         worker = Worker(mem, queue, max_attempts=settings.job_max_attempts)
@@ -222,7 +229,7 @@ def run_mcp_stdio(make_server: McpServerFactory, *, config_file: str | Path | No
     except (StartupError, ConfigError) as exc:
         say(f"error: {exc}")
         return 1
-    memory.crawl_limits = crawl_limits(settings)
+    configure_documents(memory, settings)
 
     async def main() -> None:
         try:
@@ -236,5 +243,5 @@ def run_mcp_stdio(make_server: McpServerFactory, *, config_file: str | Path | No
     return 0
 
 
-__all__ = ["Service", "close_quietly", "crawl_limits", "listen", "open_memory", "process_settings", "run_mcp_stdio",
-           "run_serve", "run_worker", "say"]
+__all__ = ["Service", "close_quietly", "configure_documents", "crawl_limits", "listen", "open_memory",
+           "process_settings", "run_mcp_stdio", "run_serve", "run_worker", "say"]

@@ -29,7 +29,8 @@ from loregraph.store.base import Store
 
 log = logging.getLogger("loregraph.documents")
 
-MAX_TITLE_CHARS = 500
+MAX_TITLE_CHARS = 2048  # a crawled page's title is its URL
+MAX_CONTENT_CHARS = 5_000_000
 MAX_RESULTS = 50
 Mode = Literal["ingest", "reingest"]
 ChunkExtractor = Callable[[Chunk, Document, datetime], tuple[int, int]]
@@ -105,6 +106,9 @@ class DocumentPipeline:
             raise InvalidInputError(f"title: must be 1-{MAX_TITLE_CHARS} characters")
         if not isinstance(content, str) or not content.strip():
             raise InvalidInputError("content: must not be empty")
+        if len(content) > MAX_CONTENT_CHARS:
+            raise InvalidInputError(f"content: at most {MAX_CONTENT_CHARS} characters per document (got "
+                                    f"{len(content)}); split it into several documents")
         meta = validate_metadata(metadata, col.metadata_schema, system=system_metadata)
         title = title.strip()
         existing = self.store.find_document(group_id, col.id, title)

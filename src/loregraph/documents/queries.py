@@ -20,6 +20,7 @@ from loregraph.store.base import Store, TimeFilter
 MAX_RESULTS = 50
 ENTITY_CANDIDATES = 10
 ENTITY_MIN_SIMILARITY = 0.45
+FACT_MIN_SIMILARITY = 0.3  # facts found by meaning alone (not through a named entity) must be at least this close
 _WORD = re.compile(r"[\w][\w.+#\-]*")
 
 
@@ -80,7 +81,8 @@ class DocumentQueries:
         ents = self._entities(group_id, query, qvec)
         facts = self.store.facts_of_entities(group_id, [e.id for e in ents], time, limit=500)
         seen = {f.id for f in facts}
-        direct = [h.id for h in self.store.vector("fact", [group_id], qvec, 30, time) if h.id not in seen]
+        direct = [h.id for h in self.store.vector("fact", [group_id], qvec, 30, time)
+                  if h.id not in seen and h.score >= FACT_MIN_SIMILARITY]
         facts += self.store.get_facts(group_id, direct)
         return facts, qvec
 

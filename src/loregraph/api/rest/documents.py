@@ -27,7 +27,7 @@ class CollectionIn(BaseModel):
 class TextIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     content: str = Field(min_length=1)
-    title: str = Field(min_length=1, max_length=500)
+    title: str = Field(min_length=1, max_length=2048)
     metadata: dict[str, Any] | None = None
     mode: Literal["ingest", "reingest"] = "ingest"
 
