@@ -4,6 +4,8 @@ embedder and extractor."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from loregraph.errors import ConflictError, InvalidInputError, NotFoundError
@@ -201,7 +203,7 @@ def test_chunking_is_hierarchical_sized_and_configurable():
     assert len(starts) == 3  # a heading opens a chunk: splits fall on headings first
     assert not any(c.rstrip().endswith("## Section 1") for c in chunks)  # never a heading cut from its text
     # neighbours overlap (the 200-character window), and sentences are not cut mid-word
-    assert any(a[-80:].split(". ")[-1][:20] in b for a, b in zip(chunks, chunks[1:], strict=False))
+    assert any(a[-80:].split(". ")[-1][:20] in b for a, b in pairwise(chunks))
     small = chunk_text(text, size=300, overlap=0)
     assert all(len(c) <= 300 + 0 for c in small if not c.startswith("#")) and len(small) > len(chunks)
     with pytest.raises(InvalidInputError, match="chunk_overlap: must be at least 0 and less than chunk_size"):
