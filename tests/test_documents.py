@@ -61,6 +61,18 @@ async def test_collections_rules_and_isolation(mem):
     assert (await mem.get_collection("bob", "eng-docs")).description == "Bob's"
     with pytest.raises(NotFoundError, match="collection: no collection named 'nope'"):
         await mem.get_collection("alice", "nope")
+    # text every backend can keep: NUL characters, lone surrogates and NaN are refused by name, nothing written
+    with pytest.raises(InvalidInputError, match="description: must not contain NUL"):
+        await mem.create_collection("alice", "nul", "a\x00b")
+    with pytest.raises(InvalidInputError, match="metadata_schema: must be JSON without NaN"):
+        await mem.create_collection("alice", "nan", "d", metadata_schema={"custom": {"x": float("nan")}, "system": []})
+    with pytest.raises(InvalidInputError, match="content: must not contain NUL"):
+        await mem.ingest_text("alice", "text \x00", "eng-docs", "T")
+    with pytest.raises(InvalidInputError, match="title: must be valid Unicode"):
+        await mem.ingest_text("alice", "text", "eng-docs", "T\ud800")
+    with pytest.raises(InvalidInputError, match="metadata: must not contain NUL"):
+        await mem.ingest_text("alice", "text", "eng-docs", "T", metadata={"team": "a\x00"})
+    assert await mem.list_documents("alice", "eng-docs") == []
 
 
 async def test_ingest_search_explain_and_group_scoping(mem):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from loregraph.errors import InvalidInputError
+from loregraph.graph.messages import valid_text
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _\-.:]{0,99}$")
 FIELD_TYPES: dict[str, tuple[type, ...]] = {
@@ -13,6 +15,31 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
 }
 SYSTEM_FIELDS = frozenset({"source_url", "crawled_at", "crawl_root", "content_type", "depth"})
+
+
+def text(field: str, value: object, *, max_chars: int | None = None) -> str:
+    """A string every backend can store (valid Unicode, no NUL), or InvalidInputError naming the field."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field}: must be a string")
+    try:
+        valid_text(value)
+    except ValueError as exc:
+        raise InvalidInputError(f"{field}: {exc}") from None
+    if max_chars is not None and len(value) > max_chars:
+        raise InvalidInputError(f"{field}: at most {max_chars} characters (got {len(value)})")
+    return value
+
+
+def storable_json(field: str, value: Any) -> Any:
+    """JSON every backend can store: no NaN/infinity, no NUL characters, valid Unicode."""
+    try:
+        dumped = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        valid_text(dumped)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{field}: must be JSON without NaN, infinities or invalid text ({exc})") from None
+    if "\\u0000" in dumped:
+        raise InvalidInputError(f"{field}: must not contain NUL characters")
+    return value
 
 
 def validate_name(name: object, field: str = "collection") -> str:
@@ -25,6 +52,7 @@ def validate_name(name: object, field: str = "collection") -> str:
 def validate_description(description: object) -> str:
     if not isinstance(description, str) or not description.strip():
         raise InvalidInputError("description: is required and must not be empty")
+    text("description", description)
     if len(description) > 2000:
         raise InvalidInputError("description: must be at most 2000 characters")
     return description.strip()
@@ -54,6 +82,7 @@ def validate_metadata_schema(schema: object) -> dict[str, Any]:
     """``{"custom": {field: spec}, "system": [field, ...]}``; None gives the empty default."""
     if schema is None:
         return {"custom": {}, "system": []}
+    storable_json("metadata_schema", schema)
     if not isinstance(schema, dict):
         raise InvalidInputError('metadata_schema: must be an object {"custom": {...}, "system": [...]}')
     if set(schema) != {"custom", "system"}:
@@ -86,6 +115,7 @@ def validate_metadata(metadata: object, schema: dict[str, Any], *, system: dict[
         metadata = {}
     if not isinstance(metadata, dict):
         raise InvalidInputError("metadata: must be an object")
+    storable_json("metadata", metadata)
     custom: dict[str, Any] = schema.get("custom", {})
     for key in metadata:
         if key in SYSTEM_FIELDS:

@@ -16,6 +16,7 @@ import numpy as np
 
 from loregraph.documents.chunking import DEFAULT_CHUNK_CHARS, DEFAULT_OVERLAP_CHARS, chunk_text
 from loregraph.documents.collections import (
+    text,
     validate_description,
     validate_metadata,
     validate_metadata_schema,
@@ -75,6 +76,9 @@ class DocumentPipeline:
     # ---- collections ----------------------------------------------------------------------------
     def create_collection(self, group_id: str, name: str, description: str, domain: str | None = None,
                           domain_scope: str | None = None, metadata_schema: Any = None) -> Collection:
+        for field, value in (("domain", domain), ("domain_scope", domain_scope)):
+            if value is not None:
+                text(field, value, max_chars=500)
         col = Collection(group_id=validate_group_id(group_id), name=validate_name(name, "name"),
                          description=validate_description(description), domain=domain, domain_scope=domain_scope,
                          metadata_schema=validate_metadata_schema(metadata_schema))
@@ -106,6 +110,9 @@ class DocumentPipeline:
             raise InvalidInputError(f"title: must be 1-{MAX_TITLE_CHARS} characters")
         if not isinstance(content, str) or not content.strip():
             raise InvalidInputError("content: must not be empty")
+        text("content", content)
+        text("title", title)
+        text("source", source, max_chars=4096)
         if len(content) > MAX_CONTENT_CHARS:
             raise InvalidInputError(f"content: at most {MAX_CONTENT_CHARS} characters per document (got "
                                     f"{len(content)}); split it into several documents")
@@ -148,6 +155,7 @@ class DocumentPipeline:
         col = self.collection(group_id, collection)
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query: must not be empty")
+        text("query", query, max_chars=4096)
         if not 1 <= limit <= MAX_RESULTS:
             raise InvalidInputError(f"limit: must be 1-{MAX_RESULTS} (got {limit})")
         if not -1.0 <= threshold <= 1.0:
@@ -196,6 +204,7 @@ class DocumentPipeline:
 
     def delete_document(self, group_id: str, document_id: str) -> dict[str, int]:
         validate_group_id(group_id)
+        text("document_id", document_id, max_chars=128)
         counts = self.store.delete_document(group_id, document_id)
         if not counts["documents"]:
             raise NotFoundError(f"document {document_id} not found in group {group_id}")

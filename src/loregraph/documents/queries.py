@@ -10,6 +10,7 @@ from datetime import datetime
 
 import numpy as np
 
+from loregraph.documents.collections import text
 from loregraph.errors import InvalidInputError, NotFoundError
 from loregraph.graph.documents import Collection
 from loregraph.graph.names import normalize_name
@@ -77,6 +78,7 @@ class DocumentQueries:
     def _candidate_facts(self, group_id: str, query: str, time: TimeFilter) -> tuple[list[Fact], np.ndarray]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query: must not be empty")
+        text("query", query, max_chars=4096)
         qvec = self.embedder.embed_one(query)
         ents = self._entities(group_id, query, qvec)
         facts = self.store.facts_of_entities(group_id, [e.id for e in ents], time, limit=500)
