@@ -76,9 +76,9 @@ class DocumentPipeline:
     # ---- collections ----------------------------------------------------------------------------
     def create_collection(self, group_id: str, name: str, description: str, domain: str | None = None,
                           domain_scope: str | None = None, metadata_schema: Any = None) -> Collection:
-        for field, value in (("domain", domain), ("domain_scope", domain_scope)):
+        for label, value in (("domain", domain), ("domain_scope", domain_scope)):
             if value is not None:
-                text(field, value, max_chars=500)
+                text(label, value, max_chars=500)
         col = Collection(group_id=validate_group_id(group_id), name=validate_name(name, "name"),
                          description=validate_description(description), domain=domain, domain_scope=domain_scope,
                          metadata_schema=validate_metadata_schema(metadata_schema))
