@@ -64,7 +64,8 @@ async def test_follow_links_stays_on_site_honours_robots_and_budgets(mem, site):
     assert "/private/secret" not in site.requests  # robots.txt forbids it: never fetched
     reasons = " ".join(s["reason"] for s in out["skipped"])
     assert "robots.txt" in reasons
-    assert progress and progress[-1][0] >= 1
+    assert progress and [p[0] for p in progress] == sorted({p[0] for p in progress})  # rising, no repeats
+    assert progress[-1][0] == progress[-1][1] == 2 * out["pages_crawled"]  # crawled, then ingested: done
     # depth 0 with follow_links: only the start page
     site.requests.clear()
     await mem.create_collection("alice", "shallow", "Shallow crawl")

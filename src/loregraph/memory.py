@@ -417,8 +417,19 @@ class Memory:
         an identical request running already is refused."""
         await self.get_collection(group_id, collection)  # fails before any fetching
         fetcher = WebFetcher(limits or self.crawl_limits)
+        # one rising count over both phases (MCP progress must increase): pages fetched, then pages ingested
+        fetched = 0
+
+        async def crawl_progress(done: int, total: int, message: str) -> None:
+            nonlocal fetched
+            fetched = done
+            if progress is not None:
+                out = progress(done, 2 * max_pages, message)
+                if asyncio.iscoroutine(out):
+                    await out
+
         pages = await fetcher.crawl(url, follow_links=follow_links, max_pages=max_pages, max_depth=max_depth,
-                                    key=(group_id, collection), progress=progress)
+                                    key=(group_id, collection), progress=crawl_progress)
         docs, chunks, errors = [], 0, []
         for i, page in enumerate(pages.pages):
             try:
@@ -432,7 +443,8 @@ class Memory:
             docs.append({"url": page.url, "document_id": res.document_id, "num_chunks": res.num_chunks})
             chunks += res.num_chunks
             if progress is not None:
-                out = progress(i + 1, len(pages.pages), f"ingested page {i + 1}/{len(pages.pages)}")
+                out = progress(fetched + i + 1, fetched + len(pages.pages),
+                               f"ingested page {i + 1}/{len(pages.pages)}")
                 if asyncio.iscoroutine(out):
                     await out
         return {"pages_crawled": len(pages.pages), "pages_ingested": len(docs), "total_chunks": chunks,

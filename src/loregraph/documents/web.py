@@ -280,6 +280,10 @@ class WebFetcher:
                 links = page_links(body, final) if is_html and depth < depth_cap else []
                 if text.strip():
                     pages.append(Page(final, depth, text, ctype, utcnow().isoformat(), links))
+                    if progress is not None:  # only when the count rises (MCP progress must increase)
+                        out = progress(len(pages), max_pages, f"fetched {len(pages)} page(s)")
+                        if asyncio.iscoroutine(out):
+                            await out
                 else:
                     skipped.append({"url": final, "reason": "no main content"})
                 for link in links:
@@ -288,10 +292,6 @@ class WebFetcher:
                             and link not in seen:
                         seen.add(link)
                         queue.append((link, depth + 1))
-                if progress is not None:
-                    out = progress(len(pages), max_pages, f"fetched {len(pages)} page(s)")
-                    if asyncio.iscoroutine(out):
-                        await out
         log.info("crawl of host %s: pages=%d skipped=%d bytes=%d in %.0f ms", host, len(pages), len(skipped),
                  self.bytes_total, (time.perf_counter() - t0) * 1e3)
         return CrawlResult(url, pages, skipped)
