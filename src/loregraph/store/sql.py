@@ -546,7 +546,7 @@ class SQLStore:
                 raise StoreError(f"collection {doc.collection_id} not found in group {doc.group_id}")
             self._run(c, f"INSERT INTO documents ({self.DOC_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                       (doc.id, doc.group_id, doc.collection_id, doc.title, doc.source, self._json(doc.metadata),
-                       doc.chars, doc.chunk_count, doc.content_hash, self._ts(doc.created_at)))
+                       doc.chars, len(chunks), doc.content_hash, self._ts(doc.created_at)))
             for ch in chunks:
                 if ch.group_id != doc.group_id or ch.document_id != doc.id:
                     raise StoreError("a chunk belongs to another document or group")
@@ -601,8 +601,9 @@ class SQLStore:
         return {r[0] for r in rows if r[1] == collection_id}
 
     def _collection_chunk_count(self, group_id: str, collection_id: str) -> int:
-        return int(self._fetch("SELECT COUNT(*) FROM chunks WHERE group_id = ? AND collection_id = ?",
-                               (group_id, collection_id))[0][0])
+        """From the documents' chunk counts (a document's rows, not its chunks', are read)."""
+        return int(self._fetch("SELECT COALESCE(SUM(chunk_count), 0) FROM documents WHERE group_id = ? AND "
+                               "collection_id = ?", (group_id, collection_id))[0][0])
 
     def search_chunks(self, group_id: str, collection_id: str, embedding: Any, limit: int) -> list[Hit]:
         raise NotImplementedError
