@@ -91,6 +91,16 @@ def every_route(beta):
         ("GET", f"/groups/beta/explain/{beta['entity']}", None),
         ("GET", "/groups/beta/queue", None),
         ("POST", "/groups/beta/queue/retry", None),
+        ("POST", "/groups/beta/collections", {"name": "stolen", "description": "d"}),
+        ("GET", "/groups/beta/collections", None),
+        ("DELETE", "/groups/beta/collections/eng", None),
+        ("POST", "/groups/beta/collections/eng/documents", {"content": "I use Redis", "title": "t"}),
+        ("GET", "/groups/beta/collections/eng/documents", None),
+        ("POST", "/groups/beta/collections/eng/urls", {"url": "http://127.0.0.1:1/"}),
+        ("POST", "/groups/beta/collections/eng/search", {"query": "what do I use?"}),
+        ("POST", "/groups/beta/collections/eng/relationships", {"query": "what do I use?"}),
+        ("POST", "/groups/beta/collections/eng/timeline", {"query": "what do I use?"}),
+        ("DELETE", "/groups/beta/documents/some-document", None),
         # beta's records through alpha's own routes: not found there
         ("GET", f"/groups/alpha/entities/{beta['entity']}", None),
         ("GET", f"/groups/alpha/facts/{beta['fact']}", None),
@@ -114,7 +124,8 @@ def test_the_route_table_covers_every_route(server, beta):
 def _template(path: str) -> str:
     parts = path.strip("/").split("/")
     names = {"episodes": "{group_id}", "group": "{group_id}", "groups": "{group_id}", "entity-edge": "{uuid}",
-             "episode": "{uuid}", "entities": "{entity_id}", "facts": "{fact_id}", "explain": "{record_id}"}
+             "episode": "{uuid}", "entities": "{entity_id}", "facts": "{fact_id}", "explain": "{record_id}",
+             "collections": "{name}", "documents": "{document_id}"}
     out = []
     for i, p in enumerate(parts):
         prev = parts[i - 1] if i else None

@@ -47,7 +47,8 @@ def test_no_server_errors(live, mode):
     """Every operation, valid and invalid inputs, EXAMPLES requests each (schemathesis' pytest plugin is not
     usable with pytest 9, so its strategies are driven through Hypothesis directly)."""
     api = schemathesis.openapi.from_url(f"{live.url}/openapi.json")
-    operations = [r.ok() for r in api.get_all_operations()]
+    # ingest_url fetches from the network (DNS included): covered on a local site by test_documents_web.py
+    operations = [op for op in (r.ok() for r in api.get_all_operations()) if not op.path.endswith("/urls")]
     assert len(operations) >= 20
     auth = {"Authorization": f"Bearer {ADMIN}"}
     tried = 0

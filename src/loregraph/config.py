@@ -98,6 +98,37 @@ class Settings(BaseSettings):
     extractor: str | None = Field(None, description="'module:callable' returning an Extractor (default: local)")
     schema_file: str | None = Field(None, description="Ontology file replacing the bundled schema")
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$")
+    # documents and MCP (spec 002)
+    mcp_groups: list[str] = Field(default_factory=list, description="Groups the local user of `loregraph mcp` "
+                                  "(stdio) may use (empty: every group)")
+    crawl_allow_networks: list[str] = Field(default_factory=list, description="Addresses/networks (CIDR) ingest_url "
+                                            "may fetch although private or loopback, e.g. ['127.0.0.1/32']")
+    crawl_max_pages: int = Field(50, ge=1, le=1000, description="Most pages one ingest_url may fetch")
+    crawl_max_seconds: float = Field(120.0, gt=0, description="Time budget of one ingest_url crawl")
+    crawl_max_page_bytes: int = Field(2_000_000, ge=1024, description="Largest page ingest_url accepts")
+    chunk_chars: int = Field(1000, ge=100, le=20_000, description="Document chunk size in characters")
+    chunk_overlap: int = Field(200, ge=0, le=10_000, description="Characters neighbouring chunks share")
+
+    @model_validator(mode="after")
+    def _overlap(self) -> Settings:
+        if self.chunk_overlap >= self.chunk_chars:
+            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be less than chunk_chars ({self.chunk_chars})")
+        return self
+
+    @field_validator("mcp_groups")
+    @classmethod
+    def _mcp_groups(cls, v: list[str]) -> list[str]:
+        return [validate_group_id(g, "mcp_groups") for g in v]
+
+    @field_validator("crawl_allow_networks")
+    @classmethod
+    def _networks(cls, v: list[str]) -> list[str]:
+        for n in v:
+            try:
+                ipaddress.ip_network(n, strict=False)
+            except ValueError as exc:
+                raise ValueError(f"{n!r} is not an IP address or CIDR network") from exc
+        return v
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,

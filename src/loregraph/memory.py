@@ -20,8 +20,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from loregraph.assembly.components import Components, build_components
-from loregraph.errors import NotFoundError
+from loregraph.documents.pipeline import ChunkResult, DocumentPipeline, IngestTextResult, Mode
+from loregraph.documents.queries import DocumentQueries, RelationshipHit, TimelineEntry
+from loregraph.documents.web import CrawlLimits, SiteAnalysis, WebFetcher
+from loregraph.errors import ConflictError, InvalidInputError, NotFoundError
 from loregraph.extract.base import Extractor
+from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.graph.messages import Message
 from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, as_utc, utcnow, validate_group_id
 from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest, IngestPipeline, RateLimits
@@ -55,6 +59,9 @@ class Memory:
         self.pipeline = IngestPipeline(store, schema, embedder, extractor, limits)
         self.graph = GraphQuery(store, schema, embedder)
         self.searcher = HybridSearch(store, embedder, self.graph)
+        self.documents = DocumentPipeline(store, embedder)
+        self.doc_queries = DocumentQueries(store, embedder)
+        self.crawl_limits = CrawlLimits()  # budgets and SSRF allow-list of ingest_url (a service sets its own)
         self._closed = False
         self._close_hooks: list[Callable[[], Any]] = []
 
@@ -313,6 +320,139 @@ class Memory:
         validate_group_id(group_id)
         tf = TimeFilter(as_of=as_utc(as_of) if as_of else None, include_expired=not current and as_of is None)
         return await self._read(self.store.list_facts, group_id, tf, limit)
+
+    # ---- documents (spec 002): collections, ingest text/URL, document search, collection-scoped graph ------------
+    # Every document write is one transaction of the group: document, chunks (text, full text, vectors) and the
+    # facts extracted from the chunks (each chunk is the episode its facts cite, so explain names the document).
+    async def create_collection(self, group_id: str, name: str, description: str, *, domain: str | None = None,
+                                domain_scope: str | None = None,
+                                metadata_schema: dict[str, Any] | None = None) -> Collection:
+        """A collection in the group: name unique per group, description required, ``metadata_schema`` of the
+        shape ``{"custom": {...}, "system": [...]}``."""
+        return await self._run(self.documents.create_collection, group_id, name, description, domain, domain_scope,
+                               metadata_schema)
+
+    async def list_collections(self, group_id: str) -> list[tuple[Collection, int]]:
+        """The group's collections with their document counts."""
+        validate_group_id(group_id)
+        return await self._read(self.store.list_collections, group_id)
+
+    async def get_collection(self, group_id: str, name: str) -> Collection:
+        return await self._read(self.documents.collection, group_id, name)
+
+    async def delete_collection(self, group_id: str, name: str) -> dict[str, int]:
+        """Delete a collection, its documents and chunks and the graph facts only they supported."""
+        return await self._run(self.documents.delete_collection, group_id, name)
+
+    def _chunk_extractor(self, group_id: str) -> Callable[[Chunk, Document, datetime], tuple[int, int]]:
+        def extract(chunk: Chunk, doc: Document, when: datetime) -> tuple[int, int]:
+            req = EpisodeRequest(group_id=group_id, content=chunk.content, name=doc.title, source="document",
+                                 source_description=f"document {doc.title!r} ({doc.id}) chunk {chunk.ordinal + 1}"
+                                                    f"/{doc.chunk_count}",
+                                 episode_id=chunk.id, reference_time=when)
+            res = self.pipeline.add_episode(req)
+            return len(res.entities), len(res.facts)
+        return extract
+
+    def _progress(self, progress: Callable[[int, int, str], Any] | None) -> Callable[[int, int, str], None] | None:
+        """A thread-side progress callback that schedules an async ``progress`` on the event loop."""
+        if progress is None:
+            return None
+        loop = asyncio.get_running_loop()
+
+        def report(done: int, total: int, message: str) -> None:
+            res = progress(done, total, message)
+            if asyncio.iscoroutine(res):
+                asyncio.run_coroutine_threadsafe(res, loop)
+        return report
+
+    async def ingest_text(self, group_id: str, content: str, collection: str, title: str, *,
+                          metadata: dict[str, Any] | None = None, mode: Mode = "ingest", source: str = "",
+                          reference_time: datetime | None = None,
+                          progress: Callable[[int, int, str], Any] | None = None,
+                          _system_metadata: dict[str, Any] | None = None) -> IngestTextResult:
+        """Chunk, embed and extract a document into a collection in one transaction (``reingest`` replaces the
+        document with this title and what only it contributed)."""
+        validate_group_id(group_id)
+        return await self._run(self.documents.ingest_text, group_id, collection, content, title,
+                               self._chunk_extractor(group_id), metadata=metadata, mode=mode, source=source,
+                               system_metadata=_system_metadata,
+                               reference_time=as_utc(reference_time) if reference_time else None,
+                               progress=self._progress(progress))
+
+    async def search_documents(self, group_id: str, query: str, collection: str, *, limit: int = 5,
+                               threshold: float = 0.35, hybrid: bool = False) -> list[ChunkResult]:
+        """Chunks of a collection by cosine similarity (at least ``threshold``), highest first; ``hybrid`` adds
+        BM25."""
+        return await self._read(self.documents.search_documents, group_id, query, collection, limit, threshold,
+                                hybrid)
+
+    async def list_documents(self, group_id: str, collection: str, *, limit: int = 50,
+                             offset: int = 0) -> list[Document]:
+        return await self._read(self.documents.list_documents, group_id, collection, limit, offset)
+
+    async def delete_document(self, group_id: str, document_id: str) -> dict[str, int]:
+        """Delete a document, its chunks and the facts and entities only it supported."""
+        return await self._run(self.documents.delete_document, group_id, document_id)
+
+    async def query_relationships(self, group_id: str, query: str, collection: str, *, num_results: int = 5,
+                                  threshold: float = 0.35) -> list[RelationshipHit]:
+        """Relationships of entities the query names (name, alias, embedding), reranked by relevance to the
+        query, limited to facts whose provenance lies in the collection."""
+        return await self._read(self.doc_queries.query_relationships, group_id, query, collection, num_results,
+                                threshold)
+
+    async def query_temporal(self, group_id: str, query: str, collection: str, *, valid_from: datetime | None = None,
+                             valid_until: datetime | None = None, num_results: int = 10) -> list[TimelineEntry]:
+        """The timeline of matching facts in the collection, each ``current`` or ``superseded``, newest first."""
+        return await self._read(self.doc_queries.query_temporal, group_id, query, collection, valid_from,
+                                valid_until, num_results)
+
+    async def ingest_url(self, group_id: str, url: str, collection: str, *, follow_links: bool = False,
+                         max_pages: int = 20, max_depth: int | None = None, mode: Mode = "ingest",
+                         limits: CrawlLimits | None = None,
+                         progress: Callable[[int, int, str], Any] | None = None) -> dict[str, Any]:
+        """Fetch a page (and same-site pages it links to, with ``follow_links``), keep the main content and ingest
+        each page as a document titled by its URL. Guarded: robots.txt, SSRF checks, page/byte/time budgets;
+        an identical request running already is refused."""
+        await self.get_collection(group_id, collection)  # fails before any fetching
+        fetcher = WebFetcher(limits or self.crawl_limits)
+        # one rising count over both phases (MCP progress must increase): pages fetched, then pages ingested
+        fetched = 0
+
+        async def crawl_progress(done: int, total: int, message: str) -> None:
+            nonlocal fetched
+            fetched = done
+            if progress is not None:
+                out = progress(done, 2 * max_pages, message)
+                if asyncio.iscoroutine(out):
+                    await out
+
+        pages = await fetcher.crawl(url, follow_links=follow_links, max_pages=max_pages, max_depth=max_depth,
+                                    key=(group_id, collection), progress=crawl_progress)
+        docs, chunks, errors = [], 0, []
+        for i, page in enumerate(pages.pages):
+            try:
+                res = await self.ingest_text(group_id, page.text, collection, page.url, mode=mode, source=page.url,
+                                             _system_metadata={"source_url": page.url, "crawled_at": page.fetched_at,
+                                                               "crawl_root": pages.root, "depth": page.depth,
+                                                               "content_type": page.content_type})
+            except (InvalidInputError, ConflictError) as exc:  # a duplicate title, an empty page: reported
+                errors.append({"url": page.url, "error": str(exc)})
+                continue
+            docs.append({"url": page.url, "document_id": res.document_id, "num_chunks": res.num_chunks})
+            chunks += res.num_chunks
+            if progress is not None:
+                out = progress(fetched + i + 1, fetched + len(pages.pages),
+                               f"ingested page {i + 1}/{len(pages.pages)}")
+                if asyncio.iscoroutine(out):
+                    await out
+        return {"pages_crawled": len(pages.pages), "pages_ingested": len(docs), "total_chunks": chunks,
+                "documents": docs, "skipped": pages.skipped, "errors": errors}
+
+    async def analyze_website(self, url: str, *, limits: CrawlLimits | None = None) -> SiteAnalysis:
+        """What a site holds before crawling it: sitemap.xml URLs and their path patterns."""
+        return await WebFetcher(limits or self.crawl_limits).analyze(url)
 
 
 __all__ = ["Memory", "Message"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from loregraph.assembly.worker import Worker
 from loregraph.config import Settings, is_loopback, load_settings
+from loregraph.documents.web import CrawlLimits
 from loregraph.errors import ConfigError, SchemaError, StartupError, StoreError
 from loregraph.extract.base import ExtractionContext
 from loregraph.graph.types import utcnow
@@ -45,6 +46,20 @@ def open_memory(settings: Settings) -> Memory:
         close_quietly(memory)
         raise StartupError(f"cannot load the models: {type(exc).__name__}: {exc}") from exc
     return memory
+
+
+def crawl_limits(settings: Settings) -> CrawlLimits:
+    """ingest_url's budgets and SSRF allow-list from settings."""
+    return CrawlLimits(max_pages=settings.crawl_max_pages, max_seconds=settings.crawl_max_seconds,
+                       max_page_bytes=settings.crawl_max_page_bytes,
+                       allow_networks=tuple(settings.crawl_allow_networks))
+
+
+def configure_documents(memory: Memory, settings: Settings) -> None:
+    """Document settings on a Memory: chunk size and overlap, ingest_url's budgets and SSRF allow-list."""
+    memory.crawl_limits = crawl_limits(settings)
+    memory.documents.chunk_chars = settings.chunk_chars
+    memory.documents.overlap_chars = settings.chunk_overlap
 
 
 def close_quietly(memory: Memory) -> None:
@@ -80,6 +95,7 @@ class Service:
     async def start(cls, settings: Settings, memory: Memory | None = None) -> Service:
         """Open what is not given, recover the queue and start the worker (unless ``settings.worker`` is off)."""
         mem = memory if memory is not None else await asyncio.to_thread(open_memory, settings)
+        configure_documents(mem, settings)
         version = await mem.schema_version()
         queue = await asyncio.to_thread(mem.store.open_queue, max_attempts=settings.job_max_attempts)
         worker = Worker(mem, queue, max_attempts=settings.job_max_attempts)
@@ -211,4 +227,37 @@ def run_worker(*, config_file: str | Path | None = None, **overrides: Any) -> in
     return asyncio.run(main())
 
 
-__all__ = ["Service", "close_quietly", "listen", "open_memory", "process_settings", "run_serve", "run_worker", "say"]
+McpServerFactory = Callable[[Memory, Settings], Any]
+"""``make_server(memory, settings)`` → an MCP server whose ``run_stdio_async()`` serves the Memory over stdio."""
+
+
+def run_mcp_stdio(make_server: McpServerFactory, *, config_file: str | Path | None = None, **overrides: Any) -> int:
+    """Serve MCP over stdin/stdout as the local user (``mcp_groups``) until the client closes the pipe. Fails fast
+    (spec 002): no database configured, an unusable database or missing models exit 1 with what to fix."""
+    settings = process_settings(config_file, overrides)
+    if settings is None:
+        return 1
+    if "db" not in settings.model_fields_set:
+        say("error: no configuration: set the database with --db, LOREGRAPH_DB, 'db' in .env or in the config file")
+        return 1
+    try:
+        memory = open_memory(settings)
+    except (StartupError, ConfigError) as exc:
+        say(f"error: {exc}")
+        return 1
+    configure_documents(memory, settings)
+
+    async def main() -> None:
+        try:
+            server = make_server(memory, settings)
+            say(f"loregraph MCP server on stdio (database {memory.store.label})")
+            await server.run_stdio_async()
+        finally:
+            await memory.close()
+
+    asyncio.run(main())
+    return 0
+
+
+__all__ = ["Service", "close_quietly", "configure_documents", "crawl_limits", "listen", "open_memory",
+           "process_settings", "run_mcp_stdio", "run_serve", "run_worker", "say"]

@@ -287,6 +287,20 @@ def bench_llm_real(base_url: str = typer.Option(..., help="OpenAI-compatible end
                             report=report))
 
 
+@bench_app.command("documents")
+def bench_documents(chunks: int = typer.Option(100000, min=100, help="Chunks in the searched collection."),
+                    documents: int = typer.Option(21, min=2, help="Documents ingested with extraction (first one "
+                                                                  "warms up, untimed)."),
+                    queries: int = typer.Option(200, min=10), seed: int = typer.Option(7),
+                    db: str = typer.Option(None, help=DB_HELP + " Also postgresql://... (the bench's groups are "
+                                                  "deleted afterwards). Default: a new temporary database.")) -> None:
+    """Document ingest chunks/s (with extraction) and search_documents p50 at N chunks vs brute-force cosine."""
+    _setup()
+    from loregraph.bench.documents import run_documents_bench
+
+    _run(run_documents_bench(chunks=chunks, ingest_docs=documents, queries=queries, db=db, seed=seed, console=err))
+
+
 @bench_app.command("ingest")
 def bench_ingest(messages: int = typer.Option(300, min=10),
                  db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:
@@ -336,6 +350,20 @@ def serve(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memor
     from loregraph.assembly.service import run_serve
 
     raise typer.Exit(run_serve(create_app, config_file=config, db=db, host=host, port=port, worker=worker))
+
+
+@app.command("mcp")
+def mcp_cmd(db: str = typer.Option(None, help=DB_HELP + " Required (flag, LOREGRAPH_DB, .env or config file)."),
+            group: list[str] = typer.Option(None, "--group", "-g",
+                                            help="A group the local user may use (repeat; default: every group)."),
+            config: Path = typer.Option(None, "--config", help="Config file; also LOREGRAPH_CONFIG."),
+            ) -> None:
+    """Serve the MCP tools over stdio (for MCP clients that start a local server). Over HTTP, `loregraph serve`
+    mounts them at /mcp with the same API keys as REST."""
+    from loregraph.api.mcp.server import stdio_server
+    from loregraph.assembly.service import run_mcp_stdio
+
+    raise typer.Exit(run_mcp_stdio(stdio_server, config_file=config, db=db, mcp_groups=group or None))
 
 
 @app.command("worker")

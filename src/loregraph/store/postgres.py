@@ -189,6 +189,16 @@ class PostgresStore(SQLStore):
         for table in TABLE.values():
             c.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS embedding vector({int(dim)})")
 
+    def _ensure_vector_storage(self, dim: int) -> None:
+        with self._read() as c:
+            have = {r[0] for r in c.execute(
+                "SELECT table_name FROM information_schema.columns WHERE column_name = 'embedding' "
+                "AND table_schema = current_schema() AND table_name = ANY(%s)", (list(TABLE.values()),))}
+        if set(TABLE.values()) - have:
+            with self._tx() as c:
+                self._lock_embedder(c)
+                self._create_vector_storage(c, dim)
+
     @contextmanager
     def _read(self) -> Iterator[Any]:
         current = getattr(self._local, "conn", None)
@@ -317,7 +327,7 @@ class PostgresStore(SQLStore):
             self._group_write_lock(c, group_id)
             # the group's BM25 statistics go wholesale below: no per-row trigger work (migration 0002)
             c.execute("SET LOCAL loregraph.fts_stats_off = 'on'")
-            for table in ("episodes", "entities", "facts"):
+            for table in ("episodes", "entities", "facts", "chunks"):
                 counts[table] = c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,)).rowcount
             for (name,) in c.execute("SELECT name FROM vector_indexes WHERE group_id = %s", (group_id,)).fetchall():
                 c.execute(psql.SQL("DROP INDEX IF EXISTS {}").format(psql.Identifier(name)))
@@ -405,6 +415,18 @@ class PostgresStore(SQLStore):
                 hits += [Hit(r[0], 1.0 - float(r[1])) for r in rows]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
+
+    def search_chunks(self, group_id: str, collection_id: str, embedding: np.ndarray, limit: int) -> list[Hit]:
+        """Exact cosine neighbours among a collection's chunks (score = 1 - cosine distance)."""
+        if self._dim is None or limit <= 0:
+            return []
+        q = _vec_text(embedding)
+        with self._read() as c:
+            rows = c.execute(self._q(
+                "SELECT id, embedding <=> ?::vector AS d FROM chunks WHERE group_id = ? AND collection_id = ? AND "
+                "embedding IS NOT NULL ORDER BY embedding <=> ?::vector LIMIT ?"),
+                (q, group_id, collection_id, q, limit), prepare=False).fetchall()
+        return [Hit(r[0], 1.0 - float(r[1])) for r in rows]
 
     def traverse(self, group_id: str, start_ids: Sequence[str], depth: int, time: TimeFilter) -> dict[str, int]:
         """Entities reachable from ``start_ids`` within ``depth`` hops over facts valid under ``time``."""

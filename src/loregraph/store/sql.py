@@ -18,15 +18,16 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from loregraph.errors import EmbedderMismatchError, SchemaViolationError, StoreError, Violation
+from loregraph.errors import ConflictError, EmbedderMismatchError, SchemaViolationError, StoreError, Violation
+from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.graph.names import normalize_name
 from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
 from loregraph.schema import Schema
-from loregraph.store.base import SearchKind, StoreCapabilities, TimeFilter
+from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 
 log = logging.getLogger("loregraph.store")
 
-TABLE: dict[str, str] = {"episode": "episodes", "entity": "entities", "fact": "facts"}
+TABLE: dict[str, str] = {"episode": "episodes", "entity": "entities", "fact": "facts", "chunk": "chunks"}
 
 EP_COLS = ("id, group_id, name, content, source, source_description, role, role_type, conversation_id, "
            "valid_at, created_at, fact_ids, entity_ids")
@@ -183,6 +184,12 @@ class SQLStore:
         self._apply_hooks = []  # see apply_hook
         self._migrate()
         self._dim = self._meta("embedding_dim")
+        if self._dim is not None:  # vector storage of kinds added by later migrations (chunks)
+            self._ensure_vector_storage(int(self._dim))
+
+    def _ensure_vector_storage(self, dim: int) -> None:
+        with self._tx() as c:
+            self._create_vector_storage(c, dim)
 
     def _migrations(self) -> list[tuple[int, str, str]]:
         out = []
@@ -426,51 +433,195 @@ class SQLStore:
 
     def delete_episode(self, group_id: str, episode_id: str) -> dict[str, int]:
         """Remove an episode and what only it contributed: facts and entities with no other source."""
-        counts = {"episodes": 0, "facts": 0, "entities": 0}
         with self._tx() as c:
             self._group_write_lock(c, group_id)
-            if self._one(c, "SELECT 1 FROM episodes WHERE id = ? AND group_id = ?", (episode_id, group_id)) is None:
-                return counts
-            fact_ids = [r[0] for r in self._all(
-                c, "SELECT fact_id FROM fact_episodes WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
-            self._run(c, "DELETE FROM fact_episodes WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
-            candidates: list[str] = [r[0] for r in self._all(
-                c, "SELECT entity_id FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
-            mentioned = set(candidates)
-            for fid in fact_ids:
-                rest = [r[0] for r in self._all(
-                    c, "SELECT episode_id FROM fact_episodes WHERE group_id = ? AND fact_id = ?", (group_id, fid))]
-                if rest:
-                    self._run(c, "UPDATE facts SET episodes = ? WHERE group_id = ? AND id = ?",
-                              (self._json(rest), group_id, fid))
-                    continue
-                ends = self._one(c, "SELECT source_id, target_id FROM facts WHERE group_id = ? AND id = ?",
-                                 (group_id, fid))
-                candidates += list(ends or ())
-                self._delete_rows(c, "fact", group_id, [fid])
-                counts["facts"] += 1
-            self._run(c, "DELETE FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
-            for eid in dict.fromkeys(candidates):
-                other = self._one(c, "SELECT 1 FROM mentions WHERE group_id = ? AND entity_id = ? LIMIT 1",
-                                  (group_id, eid))
-                used = self._one(c, "SELECT 1 FROM facts WHERE group_id = ? AND (source_id = ? OR target_id = ?) "
-                                    "LIMIT 1", (group_id, eid, eid))
-                if other is None and used is None:
-                    self._delete_rows(c, "entity", group_id, [eid])
-                    self._run(c, "DELETE FROM entity_names WHERE group_id = ? AND entity_id = ?", (group_id, eid))
-                    self._run(c, "DELETE FROM duplicates WHERE group_id = ? AND (entity_id = ? OR canonical_id = ?)",
-                              (group_id, eid, eid))
-                    counts["entities"] += 1
-                elif eid in mentioned:
-                    self._run(c, "UPDATE entities SET mention_count = CASE WHEN mention_count > 1 "
-                                 "THEN mention_count - 1 ELSE 1 END WHERE group_id = ? AND id = ?", (group_id, eid))
-            self._delete_rows(c, "episode", group_id, [episode_id])
-            counts["episodes"] = 1
+            return self._delete_episode_in(c, group_id, episode_id)
+
+    def _delete_episode_in(self, c: Any, group_id: str, episode_id: str) -> dict[str, int]:
+        """``delete_episode`` inside an open transaction."""
+        counts = {"episodes": 0, "facts": 0, "entities": 0}
+        if self._one(c, "SELECT 1 FROM episodes WHERE id = ? AND group_id = ?", (episode_id, group_id)) is None:
+            return counts
+        fact_ids = [r[0] for r in self._all(
+            c, "SELECT fact_id FROM fact_episodes WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
+        self._run(c, "DELETE FROM fact_episodes WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
+        candidates: list[str] = [r[0] for r in self._all(
+            c, "SELECT entity_id FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
+        mentioned = set(candidates)
+        for fid in fact_ids:
+            rest = [r[0] for r in self._all(
+                c, "SELECT episode_id FROM fact_episodes WHERE group_id = ? AND fact_id = ?", (group_id, fid))]
+            if rest:
+                self._run(c, "UPDATE facts SET episodes = ? WHERE group_id = ? AND id = ?",
+                          (self._json(rest), group_id, fid))
+                continue
+            ends = self._one(c, "SELECT source_id, target_id FROM facts WHERE group_id = ? AND id = ?",
+                             (group_id, fid))
+            candidates += list(ends or ())
+            self._delete_rows(c, "fact", group_id, [fid])
+            counts["facts"] += 1
+        self._run(c, "DELETE FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
+        for eid in dict.fromkeys(candidates):
+            other = self._one(c, "SELECT 1 FROM mentions WHERE group_id = ? AND entity_id = ? LIMIT 1",
+                              (group_id, eid))
+            used = self._one(c, "SELECT 1 FROM facts WHERE group_id = ? AND (source_id = ? OR target_id = ?) "
+                                "LIMIT 1", (group_id, eid, eid))
+            if other is None and used is None:
+                self._delete_rows(c, "entity", group_id, [eid])
+                self._run(c, "DELETE FROM entity_names WHERE group_id = ? AND entity_id = ?", (group_id, eid))
+                self._run(c, "DELETE FROM duplicates WHERE group_id = ? AND (entity_id = ? OR canonical_id = ?)",
+                          (group_id, eid, eid))
+                counts["entities"] += 1
+            elif eid in mentioned:
+                self._run(c, "UPDATE entities SET mention_count = CASE WHEN mention_count > 1 "
+                             "THEN mention_count - 1 ELSE 1 END WHERE group_id = ? AND id = ?", (group_id, eid))
+        self._delete_rows(c, "episode", group_id, [episode_id])
+        counts["episodes"] = 1
         return counts
+
+    # ---- documents (spec 002) -------------------------------------------------------------------
+    COLL_COLS = "id, group_id, name, description, domain, domain_scope, metadata_schema, created_at"
+    DOC_COLS = "id, group_id, collection_id, title, source, metadata, chars, chunk_count, content_hash, created_at"
+    CHUNK_COLS = "id, group_id, collection_id, document_id, ordinal, content, created_at"
+
+    @contextmanager
+    def transaction(self, group_id: str) -> Iterator[Any]:
+        """One write transaction of a group: writes inside it (``apply``, ``put_document``, deletes) join it and
+        commit or roll back together."""
+        with self._tx() as c:
+            self._group_write_lock(c, group_id)
+            yield c
+
+    def _collection(self, r: Sequence[Any]) -> Collection:
+        d = _named(self.COLL_COLS, r)
+        return Collection.model_construct(**{**d, "metadata_schema": dict(self._from_json(d["metadata_schema"])),
+                                             "created_at": self._required_ts(d["created_at"])})
+
+    def _document(self, r: Sequence[Any]) -> Document:
+        d = _named(self.DOC_COLS, r)
+        return Document.model_construct(**{**d, "metadata": dict(self._from_json(d["metadata"])),
+                                           "created_at": self._required_ts(d["created_at"])})
+
+    def _chunk(self, r: Sequence[Any]) -> Chunk:
+        d = _named(self.CHUNK_COLS, r)
+        return Chunk.model_construct(**{**d, "embedding": None, "created_at": self._required_ts(d["created_at"])})
+
+    def create_collection(self, collection: Collection) -> None:
+        """Insert a collection; a name the group already uses is a ConflictError."""
+        col = collection
+        with self.transaction(col.group_id) as c:
+            if self._one(c, "SELECT 1 FROM collections WHERE group_id = ? AND name = ?", (col.group_id, col.name)):
+                raise ConflictError(f"name: a collection named {col.name!r} exists already in group {col.group_id}")
+            self._run(c, f"INSERT INTO collections ({self.COLL_COLS}) VALUES (?,?,?,?,?,?,?,?)",
+                      (col.id, col.group_id, col.name, col.description, col.domain, col.domain_scope,
+                       self._json(col.metadata_schema), self._ts(col.created_at)))
+
+    def get_collection(self, group_id: str, name: str) -> Collection | None:
+        rows = self._fetch(f"SELECT {self.COLL_COLS} FROM collections WHERE group_id = ? AND name = ?",
+                           (group_id, name))
+        return self._collection(rows[0]) if rows else None
+
+    def list_collections(self, group_id: str) -> list[tuple[Collection, int]]:
+        """The group's collections by name, each with its number of documents."""
+        cols = ", ".join("c." + x.strip() for x in self.COLL_COLS.split(","))
+        rows = self._fetch(f"SELECT {cols}, (SELECT COUNT(*) FROM documents d WHERE d.group_id = c.group_id AND "
+                           "d.collection_id = c.id) FROM collections c WHERE c.group_id = ? ORDER BY c.name",
+                           (group_id,))
+        return [(self._collection(r), int(r[-1])) for r in rows]
+
+    def delete_collection(self, group_id: str, collection_id: str) -> dict[str, int]:
+        """Remove a collection, its documents and chunks, and the graph facts only they supported."""
+        totals = {"collections": 0, "documents": 0, "chunks": 0, "facts": 0, "entities": 0}
+        with self.transaction(group_id) as c:
+            for (doc_id,) in self._all(c, "SELECT id FROM documents WHERE group_id = ? AND collection_id = ?",
+                                       (group_id, collection_id)):
+                for k, v in self._delete_document_in(c, group_id, doc_id).items():
+                    totals[k] = totals.get(k, 0) + v
+            totals["collections"] = self._run(c, "DELETE FROM collections WHERE group_id = ? AND id = ?",
+                                              (group_id, collection_id))
+        return totals
+
+    def put_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
+        """Write a document and its chunks (full text and vectors with them) in one transaction, or inside the
+        caller's (``transaction``)."""
+        doc = document
+        with self.transaction(doc.group_id) as c:
+            if self._one(c, "SELECT 1 FROM collections WHERE group_id = ? AND id = ?",
+                         (doc.group_id, doc.collection_id)) is None:
+                raise StoreError(f"collection {doc.collection_id} not found in group {doc.group_id}")
+            self._run(c, f"INSERT INTO documents ({self.DOC_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                      (doc.id, doc.group_id, doc.collection_id, doc.title, doc.source, self._json(doc.metadata),
+                       doc.chars, len(chunks), doc.content_hash, self._ts(doc.created_at)))
+            for ch in chunks:
+                if ch.group_id != doc.group_id or ch.document_id != doc.id:
+                    raise StoreError("a chunk belongs to another document or group")
+                seq = self._upsert(
+                    c, "chunks",
+                    {"id": ch.id, "group_id": ch.group_id, "collection_id": ch.collection_id,
+                     "document_id": ch.document_id, "ordinal": ch.ordinal, "content": ch.content,
+                     "created_at": self._ts(ch.created_at)},
+                    ("content", "ordinal"), self._index_columns("chunk", ch.group_id, ch.content, ch.embedding))
+                self._index_record(c, "chunk", seq, ch.group_id, ch.content, ch.embedding)
+
+    def find_document(self, group_id: str, collection_id: str, title: str) -> Document | None:
+        rows = self._fetch(f"SELECT {self.DOC_COLS} FROM documents WHERE group_id = ? AND collection_id = ? "
+                           "AND title = ?", (group_id, collection_id, title))
+        return self._document(rows[0]) if rows else None
+
+    def get_documents(self, group_id: str, ids: Sequence[str]) -> list[Document]:
+        return self._by_ids("documents", self.DOC_COLS, group_id, ids, self._document)
+
+    def list_documents(self, group_id: str, collection_id: str, limit: int, offset: int = 0) -> list[Document]:
+        return [self._document(r) for r in self._fetch(
+            f"SELECT {self.DOC_COLS} FROM documents WHERE group_id = ? AND collection_id = ? ORDER BY seq "
+            "LIMIT ? OFFSET ?", (group_id, collection_id, limit, offset))]
+
+    def delete_document(self, group_id: str, document_id: str) -> dict[str, int]:
+        """Remove a document, its chunks (and the episodes they are) and the facts and entities only they
+        supported. Joins the caller's transaction when there is one (reingest)."""
+        with self.transaction(group_id) as c:
+            return self._delete_document_in(c, group_id, document_id)
+
+    def _delete_document_in(self, c: Any, group_id: str, document_id: str) -> dict[str, int]:
+        counts = {"documents": 0, "chunks": 0, "facts": 0, "entities": 0}
+        chunk_ids = [r[0] for r in self._all(c, "SELECT id FROM chunks WHERE group_id = ? AND document_id = ?",
+                                             (group_id, document_id))]
+        for cid in chunk_ids:
+            gone = self._delete_episode_in(c, group_id, cid)
+            counts["facts"] += gone["facts"]
+            counts["entities"] += gone["entities"]
+        if chunk_ids:
+            self._delete_rows(c, "chunk", group_id, chunk_ids)
+        counts["chunks"] = len(chunk_ids)
+        counts["documents"] = self._run(c, "DELETE FROM documents WHERE group_id = ? AND id = ?",
+                                        (group_id, document_id))
+        return counts
+
+    def get_chunks(self, group_id: str, ids: Sequence[str]) -> list[Chunk]:
+        return self._by_ids("chunks", self.CHUNK_COLS, group_id, ids, self._chunk)
+
+    def chunk_ids_in(self, group_id: str, collection_id: str, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are chunks of the collection."""
+        rows = self._pairs("SELECT id, collection_id FROM chunks WHERE group_id = ? AND {cond}", group_id, "id", ids)
+        return {r[0] for r in rows if r[1] == collection_id}
+
+    def _collection_chunk_count(self, group_id: str, collection_id: str) -> int:
+        """From the documents' chunk counts (a document's rows, not its chunks', are read)."""
+        return int(self._fetch("SELECT COALESCE(SUM(chunk_count), 0) FROM documents WHERE group_id = ? AND "
+                               "collection_id = ?", (group_id, collection_id))[0][0])
+
+    def search_chunks(self, group_id: str, collection_id: str, embedding: Any, limit: int) -> list[Hit]:
+        raise NotImplementedError
+
+    def fulltext_chunks(self, group_id: str, collection_id: str, query: str, limit: int) -> list[Hit]:
+        """BM25 over the group's chunks, kept to the collection (the group's best hits, over-fetched)."""
+        hits = self.fulltext("chunk", [group_id], query, limit * 10 + 50)  # type: ignore[attr-defined]
+        keep = self.chunk_ids_in(group_id, collection_id, [h.id for h in hits])
+        return [h for h in hits if h.id in keep][:limit]
 
     # tables keyed by group that hold no searchable records (deleted wholesale with a group)
     GROUP_SIDE_TABLES = ("entity_names", "fact_episodes", "mentions", "duplicates", "blocks", "community_members",
-                         "communities")
+                         "communities", "documents", "collections")
 
     # ---- reads ----------------------------------------------------------------------------------
     def _required_ts(self, value: Any) -> datetime:

@@ -98,6 +98,7 @@ class SQLiteStore(SQLStore):
         self._df_cache = TermStats(self.TERM_STATS_MAX)
         self._touched_vectors: set[tuple[str, str]] = set()
         self._vector_cache: dict[tuple[str, str], GroupVectors] = {}
+        self._tx_depth = 0
         self._init_common()
 
     def _check_integrity(self) -> str:
@@ -168,6 +169,35 @@ class SQLiteStore(SQLStore):
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         with self._lock:
+            if self._tx_depth:  # inside this store's open transaction: a savepoint of it
+                yield from self._savepoint()
+                return
+            self._tx_depth = 1
+            try:
+                yield from self._outer_tx()
+            finally:
+                self._tx_depth = 0
+
+    def _savepoint(self) -> Iterator[Any]:
+        name = f"lg_sp{self._tx_depth}"
+        self._tx_depth += 1
+        self.conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute(f"ROLLBACK TO {name}")
+            self.conn.execute(f"RELEASE {name}")
+            self._row_counts.clear()
+            self._vector_counts.clear()
+            self._df_cache.clear()
+            raise
+        else:
+            self.conn.execute(f"RELEASE {name}")
+        finally:
+            self._tx_depth -= 1
+
+    def _outer_tx(self) -> Iterator[Any]:
+        with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             self._touched_vectors = set()
             try:
@@ -185,7 +215,7 @@ class SQLiteStore(SQLStore):
                 self.conn.execute("COMMIT")
 
     def _create_vector_storage(self, c: Any, dim: int) -> None:
-        for kind in ("episode", "entity", "fact"):
+        for kind in ("episode", "entity", "fact", "chunk"):
             # exact kNN (float), a coarse binary index for large groups, and plain rows for rescoring
             c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {kind}_vec USING vec0("
                       f"grp TEXT PARTITION KEY, embedding FLOAT[{dim}] distance_metric=cosine)")
@@ -379,6 +409,22 @@ class SQLiteStore(SQLStore):
             n = self.conn.execute(f"SELECT COUNT(*) FROM {kind}_emb WHERE grp = ?", (group_id,)).fetchone()[0]
             self._vector_counts.put((kind, group_id), n)
         return n
+
+    def search_chunks(self, group_id: str, collection_id: str, embedding: np.ndarray, limit: int) -> list[Hit]:
+        """Cosine neighbours among a collection's chunks: the group's kNN when the collection is all of the group's
+        chunks, else an exact scan of the collection's vectors."""
+        if self._dim is None or limit <= 0:
+            return []
+        n = self._collection_chunk_count(group_id, collection_id)
+        if n == 0:
+            return []
+        if n == self._vector_count("chunk", group_id):
+            return self.vector("chunk", [group_id], embedding, limit)
+        blob = np.asarray(embedding, dtype=np.float32).tobytes()
+        rows = self._fetch("SELECT x.id, vec_distance_cosine(e.embedding, ?) AS d FROM chunks x JOIN chunk_emb e "
+                           "ON e.seq = x.seq WHERE x.group_id = ? AND x.collection_id = ? ORDER BY d LIMIT ?",
+                           (blob, group_id, collection_id, limit))
+        return [Hit(r[0], 1.0 - float(r[1])) for r in rows]
 
     def traverse(self, group_id: str, start_ids: Sequence[str], depth: int, time: TimeFilter) -> dict[str, int]:
         """Entities reachable from ``start_ids`` within ``depth`` hops over facts valid under ``time``.

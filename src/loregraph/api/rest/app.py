@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from loregraph import __version__
-from loregraph.api.rest import graphiti, native
+from loregraph.api.rest import documents, graphiti, native
 from loregraph.api.rest.auth import KeyRing
 from loregraph.api.rest.errors import register_error_handlers
 from loregraph.api.rest.guard import OriginGuardMiddleware, served_hosts
@@ -63,7 +63,8 @@ def create_app(settings: Settings, memory: Memory | None = None, *, url: str | N
         if url:
             (announce or log.info)(f"loregraph serving on {url} (worker {service.worker_state})")
         try:
-            yield
+            async with mcp_http.running():  # MCP tools at /mcp (streamable HTTP), same keys as REST
+                yield
         finally:
             app.state.services = None
             await service.stop()
@@ -82,4 +83,8 @@ def create_app(settings: Settings, memory: Memory | None = None, *, url: str | N
     app.include_router(graphiti.router)
     app.include_router(native.router)
     app.include_router(native.health_router)
+    app.include_router(documents.router)
+    from loregraph.api.mcp.http import mount_mcp  # here: api.mcp imports api.rest.auth (and so this package)
+
+    mcp_http = mount_mcp(app, settings)
     return app
