@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.graph.types import Community, Entity, Episode, Fact, GraphDelta, Mention, Record
 from loregraph.store import TimeFilter
 from loregraph.store.base import Store
@@ -26,7 +27,8 @@ PROBED = "gb"
 
 # not reads of a group: lifecycle, writes, and admin listings that span groups by design
 NOT_GROUP_READS = {"close", "checkpoint", "ensure_embedder", "apply", "delete_episode", "delete_group", "delete_fact",
-                   "apply_hook", "open_queue", "groups", "schema_version"}
+                   "apply_hook", "open_queue", "groups", "schema_version", "transaction", "create_collection",
+                   "delete_collection", "put_document", "delete_document"}
 
 
 class World:
@@ -38,6 +40,21 @@ class World:
         self.deltas = {g: self._graph(g, i) for i, g in enumerate(GROUPS)}
         for d in self.deltas.values():
             store.apply(d, SCHEMA)
+        # documents: the same collection name and document title in every group, each group's own words
+        self.collections: dict[str, Collection] = {}
+        self.documents: dict[str, Document] = {}
+        self.chunks: dict[str, list[Chunk]] = {}
+        for i, g in enumerate(GROUPS):
+            word = {"ga": "amber", "gb": "basalt", "gc": "cobalt"}[g]
+            col = Collection(group_id=g, name="notes", description="team notes")
+            doc = Document(group_id=g, collection_id=col.id, title="Handbook", chunk_count=2)
+            chunks = [Chunk(group_id=g, collection_id=col.id, document_id=doc.id, ordinal=k,
+                            content=f"{word} handbook part {k}: the team uses the {word} tool",
+                            embedding=vec(300 + i * 10 + k))
+                      for k in range(2)]
+            store.create_collection(col)
+            store.put_document(doc, chunks)
+            self.collections[g], self.documents[g], self.chunks[g] = col, doc, chunks
 
     @staticmethod
     def _graph(group: str, i: int) -> GraphDelta:
@@ -62,10 +79,15 @@ class World:
                 out += [r.id for r in getattr(d, kind)]
         return out
 
+    def doc_ids(self, group: str) -> list[str]:
+        return [self.collections[group].id, self.documents[group].id, *(c.id for c in self.chunks[group])]
+
     def foreign_ids(self) -> set[str]:
-        own = {r.id for d in [self.deltas[PROBED]] for r in (*d.entities, *d.facts, *d.episodes, *d.communities)}
-        every = {r.id for d in self.deltas.values() for r in (*d.entities, *d.facts, *d.episodes, *d.communities)}
-        return every - own
+        def of(g: str) -> set[str]:
+            d = self.deltas[g]
+            return {r.id for r in (*d.entities, *d.facts, *d.episodes, *d.communities)} | set(self.doc_ids(g))
+
+        return set().union(*(of(g) for g in GROUPS if g != PROBED))
 
     def foreign_words(self) -> set[str]:
         return {"amber", "cobalt"}
@@ -82,7 +104,11 @@ ARGUMENTS: dict[str, Callable[[World], Any]] = {
     "group_ids": lambda w: [PROBED],
     "within": lambda w: [PROBED],
     "kind": lambda w: "fact",
-    "ids": lambda w: w.ids("entities", "facts", "episodes"),
+    "ids": lambda w: w.ids("entities", "facts", "episodes") + [i for g in GROUPS for i in w.doc_ids(g)],
+    "collection_id": lambda w: Variants([w.collections["ga"].id, w.collections[PROBED].id]),
+    "name": lambda w: "notes",
+    "title": lambda w: "Handbook",
+    "offset": lambda w: 0,
     "entity_ids": lambda w: w.ids("entities"),
     "episode_ids": lambda w: w.ids("episodes"),
     "start_ids": lambda w: w.ids("entities"),
