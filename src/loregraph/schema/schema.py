@@ -159,7 +159,7 @@ class Schema:
 
     @classmethod
     def knowledge(cls) -> Schema:
-        """The knowledge-interface schema (spec 001: universes, blocks, global edge properties) shipped with loregraph."""
+        """The knowledge-interface schema shipped with loregraph (spec 001: universes, blocks, edge properties)."""
         text = resources.files("loregraph.schema").joinpath("knowledge_schema.json").read_text("utf-8")
         return cls.from_dict(json.loads(text))
 

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from loregraph.errors import StoreError
+from loregraph.graph.types import Block
 from loregraph.jobs.sqlite import SQLiteJobQueue
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
-from loregraph.graph.types import Block
 from loregraph.store.sql import BLOCK_COLS, TABLE, SQLStore, chunks, normalize_name
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
 from loregraph.store.timefmt import parse_ts, ts
