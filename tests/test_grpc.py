@@ -176,9 +176,13 @@ async def test_every_violation_is_reported_at_once(run):
 async def test_cardinality_is_checked_on_the_graph_after_the_write(run):
     a, b, blk = uid(), uid(), uid()
     await run.upsert(entities=[entity(a), entity(b, "Bo")], blocks=[block(blk)], edges=[edge(a, blk, "DESCRIBED_BY")])
-    # a second entity claiming the same block: fine in the payload, broken in the graph after the write
+    # a second entity claiming the same block: the block's parent edge is already in the graph
     got = await expect_invalid(run, edges=[edge(b, blk, "DESCRIBED_BY")])
-    assert any("cardinality" in d for _, d in got), got
+    assert any("exactly one parent" in d for f, d in got if f == "edges[0].target_id"), got
+    # a second RELATED_TO between the same pair (another edge id): fine in the payload, broken in the graph
+    await run.upsert(edges=[edge(a, b, eid=uid())])
+    got = await expect_invalid(run, edges=[edge(a, b, eid=uid())])
+    assert any("cardinality" in d for f, d in got if f == "edges[0].type"), got
     # moving an entity to another universe replaces its IS_PART_OF edge (still one)
     uni = uid()
     await run.upsert(universes=[pb.Universe(id=uni, name="Other", user_id="alice", visibility=pb.SHARED)],

@@ -288,6 +288,20 @@ class KnowledgeWriter:
             if isinstance(props.get("confidence"), int | float) and not 0 <= props["confidence"] <= 1:
                 out.append(Violation(rec, "properties.confidence", "must be between 0 and 1", fid))
 
+        # a block has exactly one parent edge, counting those already in the graph
+        new_ids = {f.id for _, f in edge_facts}
+        if parents:
+            held = self.store.facts_of_entities(group_id, list(parents), TimeFilter(), types=[DESCRIBED_BY, SUMMARIZES])
+            for f in held:
+                if f.target_id in parents and f.id not in new_ids:
+                    for _, _, i in parents[f.target_id]:
+                        out.append(Violation(f"edges[{i}]", "target_id", f"block already has a parent edge "
+                                             f"({f.type} {f.id}); a block has exactly one parent", f.id))
+            for bid, lst in parents.items():
+                for _, _, i in lst[1:]:
+                    out.append(Violation(f"edges[{i}]", "target_id", "a block has exactly one parent edge (another "
+                                         "DESCRIBED_BY/SUMMARIZES edge of this request targets it)", bid))
+
         # blocks: root entity and level from the parent chain (request first, then the graph)
         stored = {b.id: b for b in self.store.get_blocks(group_id, list(block_recs) + [
             s for lst in parents.values() for _, s, _ in lst])}
@@ -369,13 +383,27 @@ class KnowledgeWriter:
         if violations:
             log.info("graph delta rejected: group=%s violations=%d", group_id, len(violations))
             raise SchemaViolationError(violations)
-        self._apply(delta)
+        try:
+            self._apply(delta)
+        except SchemaViolationError as exc:  # graph-state rules: name the request's records
+            where = {f.id: f"edges[{i}]" for i, f in self._edge_index(group_id, req).items()}
+            raise SchemaViolationError([Violation(where.get(v.record_id or "", v.record), v.field, v.message,
+                                                  v.record_id) for v in exc.violations]) from None
         res = UpsertResult(universes=sum(1 for e in delta.entities if e.type == UNIVERSE_TYPE),
                            entities=sum(1 for e in delta.entities if e.type != UNIVERSE_TYPE),
                            blocks=len(delta.blocks), edges=len(req.edges), block_ids=[b.id for b in delta.blocks])
         log.info("graph delta applied: group=%s entities=%d blocks=%d edges=%d in %.1f ms", group_id, res.entities,
                  res.blocks, res.edges, (time.perf_counter() - t0) * 1e3)
         return res
+
+    def _edge_index(self, group_id: str, req: KnowledgeDelta) -> dict[int, Fact]:
+        """Request edge index → the fact it became (ids as ``build`` derives them)."""
+        out = {}
+        for i, ed in enumerate(req.edges):
+            etype = self.edge_type(ed.edge_type) or ed.edge_type
+            fid = ed.id or derived_id(group_id, ed.source_id, etype, ed.target_id)
+            out[i] = Fact.model_construct(id=fid, type=etype)
+        return out
 
     def _apply(self, delta: GraphDelta) -> None:
         """Graph transaction open → delta written → points upserted → commit. A failure before the commit rolls
