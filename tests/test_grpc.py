@@ -309,3 +309,11 @@ async def test_api_keys_from_call_metadata(db_url, embedder):
 async def test_real_world_universe_in_two_groups(run):
     await run.upsert("g1", entities=[entity()])
     await run.upsert("g2", entities=[entity()])
+
+
+async def test_retyping_an_entity_is_checked_against_its_edges_in_the_graph(run):
+    a, b = uid(), uid()
+    await run.upsert(entities=[entity(a), entity(b, "Bo")], edges=[edge(a, b, "KNOWS")])
+    got = await expect_invalid(run, entities=[entity(a, type_id="node.company")])
+    assert "entities[0].type_id" in [f for f, _ in got], got
+    await run.upsert(entities=[entity(a, type_id="node.friend")])  # a subtype keeps the edge rule satisfied

@@ -288,6 +288,31 @@ class KnowledgeWriter:
             if isinstance(props.get("confidence"), int | float) and not 0 <= props["confidence"] <= 1:
                 out.append(Violation(rec, "properties.confidence", "must be between 0 and 1", fid))
 
+        # nodes of the request against the graph: an id names one kind of node; a new type keeps its edges legal
+        node_index = {u.id: f"universes[{i}]" for i, u in enumerate(req.universes)}
+        node_index.update({e.id: f"entities[{i}]" for i, e in enumerate(req.entities)})
+        new_types = {e.id: e.type for e in delta.entities}
+        stored_types = self.store.node_types(group_id, [*new_types, *block_recs])
+        for nid, t in stored_types.items():
+            if nid in block_recs and t != BLOCK_TYPE:
+                out.append(Violation(f"blocks[{block_recs[nid][0]}]", "id", f"id names a {t} node in the graph", nid))
+            elif nid in new_types and t == BLOCK_TYPE:
+                out.append(Violation(node_index.get(nid, "entities"), "id", "id names a block in the graph", nid))
+        changed = [nid for nid, t in new_types.items() if stored_types.get(nid, t) not in (t, BLOCK_TYPE)]
+        if changed:
+            delta_fact_ids = {f.id for f in delta.facts} | {f.id for _, f in edge_facts}
+            held = [f for f in self.store.facts_of_entities(group_id, changed, TimeFilter(), limit=100000)
+                    if f.id not in delta_fact_ids]
+            ends = {x for f in held for x in (f.source_id, f.target_id)} - set(new_types)
+            types = {**self.store.node_types(group_id, list(ends)), **new_types}
+            for f in held:
+                st, tt = types.get(f.source_id), types.get(f.target_id)
+                if st and tt and not self.schema.edge_allowed(f.type, st, tt):
+                    nid = f.source_id if f.source_id in changed else f.target_id
+                    rec = node_index.get(nid, "entities")
+                    out.append(Violation(rec, "type_id", f"the new type breaks edge {f.id} in the graph: no edge rule "
+                                                         f"allows {st} -[{f.type}]-> {tt}", nid))
+
         # a block has exactly one parent edge, counting those already in the graph
         new_ids = {f.id for _, f in edge_facts}
         if parents:
