@@ -411,7 +411,7 @@ class KnowledgeWriter:
         try:
             self._apply(delta)
         except SchemaViolationError as exc:  # graph-state rules: name the request's records
-            where = {f.id: f"edges[{i}]" for i, f in self._edge_index(group_id, req).items()}
+            where = {fid: f"edges[{i}]" for i, fid in self._edge_index(group_id, req).items()}
             raise SchemaViolationError([Violation(where.get(v.record_id or "", v.record), v.field, v.message,
                                                   v.record_id) for v in exc.violations]) from None
         res = UpsertResult(universes=sum(1 for e in delta.entities if e.type == UNIVERSE_TYPE),
@@ -421,14 +421,10 @@ class KnowledgeWriter:
                  res.blocks, res.edges, (time.perf_counter() - t0) * 1e3)
         return res
 
-    def _edge_index(self, group_id: str, req: KnowledgeDelta) -> dict[int, Fact]:
-        """Request edge index → the fact it became (ids as ``build`` derives them)."""
-        out = {}
-        for i, ed in enumerate(req.edges):
-            etype = self.edge_type(ed.edge_type) or ed.edge_type
-            fid = ed.id or derived_id(group_id, ed.source_id, etype, ed.target_id)
-            out[i] = Fact.model_construct(id=fid, type=etype)
-        return out
+    def _edge_index(self, group_id: str, req: KnowledgeDelta) -> dict[int, str]:
+        """Request edge index → the id of the fact it became (as ``build`` derives it)."""
+        return {i: ed.id or derived_id(group_id, ed.source_id, self.edge_type(ed.edge_type) or ed.edge_type,
+                                       ed.target_id) for i, ed in enumerate(req.edges)}
 
     def _apply(self, delta: GraphDelta) -> None:
         """Graph transaction open → delta written → points upserted → commit. A failure before the commit rolls
