@@ -270,6 +270,19 @@ def bench_api(messages: int = typer.Option(400, min=20), clients: int = typer.Op
 
 
 # ---- serve ------------------------------------------------------------------------------------
+@bench_app.command("grpc")
+def bench_grpc(entities: int = typer.Option(10000, min=100, help="People, each with a description block (the issue's "
+                                                                "full scale is 100000)."),
+               batch: int = typer.Option(250, min=1, help="Entities per UpsertGraphDelta request."),
+               queries: int = typer.Option(200, min=10),
+               db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:
+    """gRPC UpsertGraphDelta records/s and FindEntityCandidates p50 vs the same code in process (same run)."""
+    _setup()
+    from loregraph.bench.grpc import run_grpc_bench
+
+    _run(run_grpc_bench(entities=entities, batch=batch, queries=queries, db=db, console=err))
+
+
 @app.command()
 def serve(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memory.db."),
           host: str = typer.Option(None, help="Interface to bind (default 127.0.0.1; loopback only without keys)."),
