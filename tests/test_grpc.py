@@ -121,6 +121,11 @@ def _rules():
         "unknown property": (dict(entities=[entity(shoe_size=44)]), "entities[0].properties.shoe_size"),
         "property of wrong type": (dict(entities=[entity(aliases="Ada")]), "entities[0].properties.aliases"),
         "required property missing": (dict(entities=[entity(name=None)]), "entities[0].properties.name"),
+        "NUL character in a property": (dict(entities=[entity(description="a\x00b")]),
+                                        "entities[0].properties.description"),
+        "non-finite number": (dict(entities=[*base, entity(q)], edges=[edge(p, q, props={
+            **EDGE_PROPS, "confidence": float("nan")})]), "edges[0].properties.confidence"),
+        "NUL character in user_id": (dict(entities=[entity(user="a\x00")]), "entities[0].user_id"),
         "reserved property": (dict(entities=[entity(user_id="mallory")]), "entities[0].properties.user_id"),
         "visibility unspecified": (dict(entities=[entity(vis=pb.VISIBILITY_UNSPECIFIED)]),
                                    "entities[0].visibility"),
@@ -257,6 +262,9 @@ async def test_candidates_respect_user_visibility_type_limit_and_group(run):
     assert await find("alice", potential_type_ids=["node.organization"]) == [shared]  # through ancestors
     assert len(await find("alice", limit=1)) == 1
     assert await find("alice", group="g2") == []  # another group sees nothing
+    res = await run.stub.FindEntityCandidates(pb.FindEntityCandidatesRequest(names=["alex\x00smith"], user_id="alice"),
+                                              metadata=run.md())
+    assert {c.entity_id for c in res.candidates} == {mine, shared}
     for bad in (pb.FindEntityCandidatesRequest(names=["  "], user_id="alice"),
                 pb.FindEntityCandidatesRequest(names=["x"], user_id=""),
                 pb.FindEntityCandidatesRequest(names=["x"], user_id="a", potential_type_ids=["node.dragon"]),

@@ -81,14 +81,16 @@ entities = st.builds(
     st.sampled_from(["node.person", "node.friend", "node.company", "node.location", "node.dragon", "person"]),
     st.sampled_from(["Ada", "Bo", "", None]), st.sampled_from(["", "", UNI, "bad"]),
     st.sampled_from([pb.PRIVATE, pb.SHARED, pb.VISIBILITY_UNSPECIFIED]), st.sampled_from(["alice", "bob", ""]),
-    st.sampled_from([{}, {}, {"aliases": ["A"]}, {"shoe": 1}, {"aliases": "x"}, {"visibility": "SHARED"}]))
+    st.sampled_from([{}, {}, {"aliases": ["A"]}, {"shoe": 1}, {"aliases": "x"}, {"visibility": "SHARED"},
+                     {"description": "nul\x00"}, {"aliases": [float("inf")]}]))
 blocks = st.builds(lambda bid, text, vis: block(bid, text, vis=vis), st.sampled_from([*BLK, "nope"]),
                    st.sampled_from(["about", "more", None]), st.sampled_from([pb.PRIVATE, pb.SHARED, 7]))
 edges = st.builds(
     lambda s, t, etype, props: edge(s, t, etype, props=props), ids, ids,
     st.sampled_from(["RELATED_TO", "KNOWS", "WORKS_FOR", "LOCATED_AT", "DESCRIBED_BY", "SUMMARIZES", "IS_PART_OF",
                      "LOVES"]),
-    st.sampled_from([EDGE_PROPS, EDGE_PROPS, {"confidence": 0.5}, {**EDGE_PROPS, "confidence": "high"}]))
+    st.sampled_from([EDGE_PROPS, EDGE_PROPS, {"confidence": 0.5}, {**EDGE_PROPS, "confidence": "high"},
+                     {**EDGE_PROPS, "confidence": float("nan")}, {**EDGE_PROPS, "context": {"k": ["\x00"]}}]))
 requests = st.builds(
     lambda with_uni, es, bs, xs: pb.UpsertGraphDeltaRequest(
         universes=[pb.Universe(id=UNI, name="Other", user_id="alice", visibility=pb.SHARED)] if with_uni else [],

@@ -13,6 +13,7 @@ the store on the graph after the write, inside the same transaction.
 from __future__ import annotations
 
 import logging
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -110,6 +111,19 @@ def derived_id(*parts: str) -> str:
     return str(uuid.uuid5(_NS, "|".join(parts)))
 
 
+def _unstorable(value: Any) -> str | None:
+    """Why a value cannot be stored as JSON text on every backend (NUL characters, NaN/infinity), or None."""
+    if isinstance(value, str):
+        return "must not contain NUL characters" if "\x00" in value else None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "numbers must be finite"
+    if isinstance(value, dict):
+        return next((p for k, v in value.items() if (p := _unstorable(k) or _unstorable(v))), None)
+    if isinstance(value, list | tuple):
+        return next((p for v in value if (p := _unstorable(v))), None)
+    return None
+
+
 def _plain(value: Any) -> Any:
     """JSON-ish values with integral floats as ints (protobuf Struct numbers are all doubles)."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
@@ -154,6 +168,8 @@ class KnowledgeWriter:
     def _scope(self, rec: str, rid: str, user_id: str, visibility: str, out: list[Violation]) -> None:
         if not user_id or not user_id.strip():
             out.append(Violation(rec, "user_id", "required (every record carries its owner)", rid))
+        elif _unstorable(user_id):
+            out.append(Violation(rec, "user_id", _unstorable(user_id) or "", rid))
         if visibility not in VISIBILITIES:
             out.append(Violation(rec, "visibility", f"must be PRIVATE or SHARED (got {visibility!r})", rid))
 
@@ -162,6 +178,10 @@ class KnowledgeWriter:
         for k, v in props.items():
             if k in RESERVED_PROPERTIES:
                 out.append(Violation(rec, f"properties.{k}", "reserved: set by the service from the record", rid))
+                continue
+            problem = _unstorable(v) or _unstorable(k)
+            if problem:
+                out.append(Violation(rec, f"properties.{k}", problem, rid))
                 continue
             plain[k] = _plain(v)
         return plain
@@ -188,8 +208,8 @@ class KnowledgeWriter:
         for i, u in enumerate(req.universes):
             rec = f"universes[{i}]"
             ok = check_id(rec, u.id)
-            if not u.name.strip():
-                out.append(Violation(rec, "name", "must not be empty", u.id))
+            if not u.name.strip() or _unstorable(u.name):
+                out.append(Violation(rec, "name", _unstorable(u.name) or "must not be empty", u.id))
             self._scope(rec, u.id, u.user_id, u.visibility, out)
             if ok:
                 universe_ids.add(u.id)

@@ -31,7 +31,7 @@ MAX_LIMIT = 100
 
 def normalize(name: str) -> str:
     """Trimmed, NFKC-normalized, case-folded, whitespace-collapsed name."""
-    return normalize_name(unicodedata.normalize("NFKC", name))
+    return normalize_name(unicodedata.normalize("NFKC", name).replace("\x00", " "))
 
 
 def name_similarity(a: str, b: str) -> float:

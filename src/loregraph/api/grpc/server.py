@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 import grpc
-from google.protobuf import json_format
+from google.protobuf import struct_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
@@ -48,8 +48,23 @@ def _vis(value: int) -> str:
     return "" if name == "VISIBILITY_UNSPECIFIED" else name
 
 
+def _value(v: struct_pb2.Value) -> Any:
+    kind = v.WhichOneof("kind")
+    if kind == "struct_value":
+        return {k: _value(x) for k, x in v.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_value(x) for x in v.list_value.values]
+    if kind == "number_value":
+        return v.number_value  # NaN/infinity kept: the writer names the property that holds one
+    if kind == "string_value":
+        return v.string_value
+    if kind == "bool_value":
+        return v.bool_value
+    return None
+
+
 def _props(msg: Any, field: str) -> dict[str, Any]:
-    return json_format.MessageToDict(getattr(msg, field)) if msg.HasField(field) else {}
+    return {k: _value(x) for k, x in getattr(msg, field).fields.items()} if msg.HasField(field) else {}
 
 
 def to_delta(req: pb.UpsertGraphDeltaRequest) -> KnowledgeDelta:
