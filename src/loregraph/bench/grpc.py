@@ -10,6 +10,7 @@ p50 for each side and their ratio (the cost of the gRPC face).
 from __future__ import annotations
 
 import random
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -125,6 +126,7 @@ async def run_grpc_bench(*, entities: int, batch: int, queries: int, db: str | N
         await channel.close()
         await server.stop(None)
         await memory.close()
+        shutil.rmtree(workdir, ignore_errors=True)
     rate = {s: records[s] / spent[s] if spent[s] else 0.0 for s in spent}
     p50 = {s: _p50(v) for s, v in lat.items()}
     console.print(f"{entities} entities with {entities + entities // 4} blocks in one group ({url.split(':')[0]}), "

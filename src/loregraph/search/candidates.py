@@ -39,7 +39,10 @@ def name_similarity(a: str, b: str) -> float:
         return 0.0
     if a == b:
         return 1.0
-    r = SequenceMatcher(None, a, b).ratio()
+    sm = SequenceMatcher(None, a, b)
+    if sm.real_quick_ratio() < MIN_NAME_SIMILARITY or sm.quick_ratio() < MIN_NAME_SIMILARITY:
+        return 0.0  # upper bounds of ratio(): most names are ruled out without the full comparison
+    r = sm.ratio()
     return r if r >= MIN_NAME_SIMILARITY else 0.0
 
 
