@@ -217,7 +217,6 @@ class KnowledgeWriter:
 
         needs_real_world = False
         entity_map: dict[int, int] = {}  # request entity index → delta fact index of its IS_PART_OF edge
-        ent_types: dict[str, str] = {}
         for i, e in enumerate(req.entities):
             rec = f"entities[{i}]"
             ok = check_id(rec, e.id)
@@ -235,7 +234,6 @@ class KnowledgeWriter:
                 continue
             if not ok:
                 continue
-            ent_types[e.id] = tid
             raw_name = props.get("name")
             name = raw_name if isinstance(raw_name, str) else ""
             if isinstance(raw_name, str) and not name.strip():
@@ -374,7 +372,6 @@ class KnowledgeWriter:
                 return resolved[bid]
             return None
 
-        texts: list[str] = []
         new_blocks: list[Block] = []
         for bid, (i, b, props) in block_recs.items():
             got = resolve(bid, ())
@@ -388,11 +385,6 @@ class KnowledgeWriter:
             attrs.update(user_id=b.user_id, visibility=b.visibility)
             new_blocks.append(Block(id=bid, group_id=group_id, entity_id=root, parent_id=parent, text=props["text"],
                                     level=level, attributes=attrs, created_at=now, updated_at=now))
-            texts.append(props["text"])
-        if texts:
-            vecs = self.embedder.embed(texts)
-            for blk, vec in zip(new_blocks, vecs, strict=True):
-                blk.embedding = [float(x) for x in vec]
         delta.blocks = new_blocks
         delta.facts += [f for _, f in edge_facts]
 
@@ -428,6 +420,10 @@ class KnowledgeWriter:
         if violations:
             log.info("graph delta rejected: group=%s violations=%d", group_id, len(violations))
             raise SchemaViolationError(violations)
+        if delta.blocks:  # embedded once the request is known to be valid
+            vecs = self.embedder.embed([b.text for b in delta.blocks])
+            for blk, vec in zip(delta.blocks, vecs, strict=True):
+                blk.embedding = [float(x) for x in vec]
         try:
             self._apply(delta)
         except SchemaViolationError as exc:  # graph-state rules: name the request's records
