@@ -43,6 +43,22 @@ def test_ingest_then_search_in_a_new_process(tmp_path, messages):
     assert any("Django" in f["fact"] or "PostgreSQL" in f["fact"] for f in data["facts"])
 
 
+def test_ingesting_the_same_file_twice_stores_each_message_once(tmp_path, messages):
+    """Issue 18: a re-run recognises every message (group, role, time, content) and says so."""
+    db = tmp_path / "m.db"
+    run("ingest", str(messages), "--db", str(db))
+    said = " ".join(run("ingest", str(messages), "--db", str(db)).stdout.split())  # rich wraps long lines
+    assert "ingested 0 messages" in said and "3 already ingested, skipped" in said
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        contents = [r[0] for r in conn.execute("SELECT content FROM episodes ORDER BY seq")]
+    assert len(contents) == 3 and len(set(contents)) == 3
+    res = json.loads(run("search", "What does Atlas use?", "-g", "ana", "--db", str(db), "--json").stdout)
+    ids = [e["id"] for e in res["episodes"]]
+    assert len(ids) == len(set(ids)) and len([e for e in res["episodes"] if "Django" in e["content"]]) == 1
+
+
 def test_cli_errors_are_clear_and_exit_1(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"content": "x"}\nnot json\n')

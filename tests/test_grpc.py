@@ -292,7 +292,7 @@ async def test_api_keys_from_call_metadata(db_url, embedder):
     run = await start(memory, keys=keys)
     try:
         req = pb.UpsertGraphDeltaRequest(entities=[entity()])
-        uni = uid()  # not the Real World universe: ids are global until per-group keys land (see the xfail below)
+        uni = uid()
         req_y = pb.UpsertGraphDeltaRequest(universes=[pb.Universe(id=uni, name="Y", user_id="a", visibility=pb.SHARED)],
                                            entities=[entity(universe=uni)])
         for md, code in (([], grpc.StatusCode.UNAUTHENTICATED),
@@ -312,11 +312,16 @@ async def test_api_keys_from_call_metadata(db_url, embedder):
         await memory.close()
 
 
-@pytest.mark.xfail(strict=True, reason="ids are global on main: the Real World universe (one fixed id, spec 001) can "
-                                       "exist in one group per database until per-group keys (branch ids) land")
-async def test_real_world_universe_in_two_groups(run):
-    await run.upsert("g1", entities=[entity()])
-    await run.upsert("g2", entities=[entity()])
+async def test_real_world_universe_and_ids_in_two_groups(run):
+    """Ids are scoped by group: the Real World universe (one fixed id, spec 001) and the same client ids exist in
+    every group, each its own record."""
+    p = uid()
+    await run.upsert("g1", entities=[entity(p, "Ada")])
+    await run.upsert("g2", entities=[entity(p, "Bea", user="bob")])
+    assert (await run.memory.get_entities("g1", [p]))[0].name == "Ada"
+    assert (await run.memory.get_entities("g2", [p]))[0].name == "Bea"
+    for g in ("g1", "g2"):
+        assert (await run.memory.get_entities(g, [REAL_WORLD_UNIVERSE_ID]))[0].type == "universe"
 
 
 async def test_retyping_an_entity_is_checked_against_its_edges_in_the_graph(run):

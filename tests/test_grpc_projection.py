@@ -81,7 +81,7 @@ async def _failed_update_leaves_everything_as_it_was(run, person: str, b1: str) 
     assert np.allclose(after[b1].vector, before_point.vector, atol=1e-6)
 
 
-@pytest.mark.parametrize("point", ["after_graph_write", "after_projection", "store_before_commit"])
+@pytest.mark.parametrize("point", ["after_graph_write", "after_projection", "store_transaction"])
 async def test_compensation_at_each_failure_point(run, point):
     person, b1 = await seed(run)
     writer = run.memory.knowledge_writer()
@@ -89,11 +89,12 @@ async def test_compensation_at_each_failure_point(run, point):
         writer.fail_after_graph_write = fail
     elif point == "after_projection":
         writer.fail_after_projection = fail
+    if point == "store_transaction":  # a failure inside the store's transaction, before the projection step
+        with run.memory.store.apply_hook(lambda conn: fail()):
+            await _failed_update_leaves_everything_as_it_was(run, person, b1)
     else:
-        run.memory.store.fail_before_commit = fail
-    await _failed_update_leaves_everything_as_it_was(run, person, b1)
+        await _failed_update_leaves_everything_as_it_was(run, person, b1)
     writer.fail_after_graph_write = writer.fail_after_projection = None
-    run.memory.store.fail_before_commit = None
     await run.upsert(blocks=[block(b1, "rewritten")])  # and the next write goes through to both
     assert run.projection.get("g1", [b1])[b1].payload["text"] == "rewritten"
     assert run.memory.store.get_blocks("g1", [b1])[0].text == "rewritten"

@@ -42,16 +42,15 @@ async def test_a_failed_graph_write_leaves_the_job_not_done_and_nothing_written(
     queue = SQLiteJobQueue(m.store.path)
     worker = Worker(m, queue)
 
-    def boom() -> None:
-        raise OSError("disk full")  # injected inside the write transaction, after the done-mark
-
-    m.store.fail_before_commit = boom
+    # a database-level failure inside the write transaction, at the done-mark itself (after the graph rows)
+    m.store.conn.execute("CREATE TRIGGER fail_done BEFORE UPDATE OF status ON jobs WHEN NEW.status = 'done' "
+                         "BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     queue.enqueue("g", [message_payload("g", "hello")])
     assert await worker.start()
     try:
         assert (await drain(queue))["failed"] == 1
         assert (await m.count("g"))["episodes"] == 0
-        m.store.fail_before_commit = None
+        m.store.conn.execute("DROP TRIGGER fail_done")
         assert queue.retry_failed("g") == 1
         worker.wake()
         assert await drain(queue) == {"pending": 0, "running": 0, "done": 1, "failed": 0}

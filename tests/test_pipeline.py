@@ -208,13 +208,11 @@ async def test_ac25_26_mentions_and_fact_ids_on_the_episode(open_memory):
 async def test_ac27_one_bulk_write_failure_leaves_nothing(open_memory):
     m = await open_memory(extractor=ScriptedExtractor({"FastAPI": uses("FastAPI")}))
 
-    def boom() -> None:
+    def boom(conn: object) -> None:  # inside the bulk write's transaction, after every row is written
         raise OSError("injected")
 
-    m.store.fail_before_commit = boom
-    with pytest.raises(OSError):
+    with m.store.apply_hook(boom), pytest.raises(OSError):
         await m.add_messages("g1", [msg("I use FastAPI")])
-    m.store.fail_before_commit = None
     assert (await m.count("g1"))["episodes"] == 0
     (res,) = await m.add_messages("g1", [msg("I use FastAPI")])  # later jobs still run
     assert res.facts
@@ -306,3 +304,21 @@ async def test_candidates_come_from_mentions_bm25_and_vectors_bounded(open_memor
     assert "Kubernetes" in names  # no shared word: found by meaning
     assert len(names) <= 10  # bounded, however large the graph
     assert res.episode.embedding is not None  # the message embedding is the episode's own
+
+
+async def test_the_same_message_is_ingested_once_and_a_different_one_is_not_mistaken_for_it(open_memory):
+    """Issue 18: without a uuid, group + role + time + content identify a message."""
+    m = await open_memory()
+    msg = {"content": "I use Terraform for the cloud setup.", "role_type": "user", "role": "Ines",
+           "timestamp": "2025-04-01T08:00:00Z"}
+    (first,) = await m.add_messages("g1", [msg])
+    (again,) = await m.add_messages("g1", [msg])
+    assert not first.already_ingested and first.facts
+    assert again.already_ingested and again.episode.id == first.episode.id and not again.facts
+    assert (await m.count("g1"))["episodes"] == 1
+    # any difference makes it another message: time, speaker, content, group
+    for other, group in ((dict(msg, timestamp="2025-04-01T08:00:01Z"), "g1"), (dict(msg, role="Ivo"), "g1"),
+                         (dict(msg, content=msg["content"] + "!"), "g1"), (msg, "g2")):
+        (res,) = await m.add_messages(group, [other])
+        assert not res.already_ingested
+    assert (await m.count("g1"))["episodes"] == 4 and (await m.count("g2"))["episodes"] == 1

@@ -95,8 +95,7 @@ def test_ac5_missing_group_id_is_a_422_naming_it(server, client):
     (msg(123), "content"),
     (msg("hi", timestamp="yesterday"), "timestamp"),
     (msg("hi", name=["x"]), "name"),
-    (msg("hi", unknown_field=1), "unknown_field"),
-])
+])  # unknown fields are ignored on Graphiti's routes, as by Graphiti (test_graphiti_compat)
 def test_ac6_bad_messages_are_422s_naming_the_field_and_nothing_is_queued(server, client, message, field):
     before = job_counts(server.db)
     r = post(client, "ac6", msg("a good message"), message)
@@ -242,10 +241,9 @@ def test_request_and_content_size_limits(server, client):
 
 def test_bad_path_and_query_parameters_are_422(client):
     assert client.get("/episodes/has space").status_code == 422
-    assert client.get("/episodes/ok", params={"last_n": 0}).status_code == 422
     assert client.get("/episodes/ok", params={"last_n": "many"}).status_code == 422
-    assert client.post("/search", json={"query": ""}).status_code == 422
-    assert client.post("/search", json={"query": "x", "max_facts": 10**9}).status_code == 422
+    assert client.post("/search", json={"query": None}).status_code == 422
+    assert client.post("/search", json={"query": "x", "max_facts": "all"}).status_code == 422
     assert client.post("/groups/g/query-graph", json={"query": "x", "entity_type": "spaceship"}).status_code == 422
     assert client.get("/groups/g/facts", params={"as_of": "0001-01-01T00:00:00+01:00"}).status_code == 422
 
@@ -345,6 +343,31 @@ def test_delete_episode_and_group(server, client):
     assert client.delete(f"/episode/{first['uuid']}").json() == {"message": "Episode deleted", "success": True}
     assert [e["uuid"] for e in episodes(client, "del")] == [second["uuid"]]
     assert client.delete(f"/episode/{first['uuid']}").status_code == 404
-    assert client.delete("/group/del").json() == {"message": "Group deleted", "success": True}
-    assert episodes(client, "del") == []
-    assert client.get("/groups/del/entities").json() == []
+    # a keyless server never wipes a group (tests/test_rest_hardening.py deletes groups with keys)
+    assert client.delete("/group/del").status_code == 403
+    assert [e["uuid"] for e in episodes(client, "del")] == [second["uuid"]]
+
+
+def test_docs_work_offline(client):
+    """/docs loads Swagger UI from the service itself (issue 18): no CDN, so it works with no internet."""
+    import re
+
+    page = client.get("/docs")
+    assert page.status_code == 200 and "swagger" in page.text.lower()
+    urls = re.findall(r"""(?:src|href)=["']([^"']+)["']""", page.text) + re.findall(r"url: *'([^']+)'", page.text)
+    assert urls and all(u.startswith("/") for u in urls), urls  # nothing from another host
+    for u in urls:
+        assert client.get(u).status_code == 200, u
+    assert client.get("/redoc").status_code == 404  # not offered: ReDoc would need a CDN
+
+
+def test_the_same_message_posted_twice_is_ingested_once(server, client):
+    """Issue 18: a client that retries a request (or re-sends a history) does not duplicate memory."""
+    same = msg("I keep the infra in Pulumi.", timestamp="2025-03-03T09:00:00Z", role="Ines")
+    assert post(client, "dup", same).status_code == 202
+    assert post(client, "dup", same, msg("I moved the infra to Pulumi.", timestamp="2025-03-03T09:00:00Z",
+                                         role="Ines")).status_code == 202
+    wait_idle(server.db, "dup")
+    contents = [e["content"] for e in episodes(client, "dup")]
+    assert sorted(contents) == ["Ines(user): I keep the infra in Pulumi.", "Ines(user): I moved the infra to Pulumi."]
+    assert client.get("/groups/dup/queue").json()["failed"] == 0

@@ -138,8 +138,11 @@ def test_a_key_for_alpha_can_neither_read_nor_write_beta(server, a, beta):
     before = snapshot(server)
     for method, path, body in every_route(beta):
         r = a.request(method, path, json=body)
-        expected = {404, 422} if path.startswith(("/entity-edge", "/episode/", "/groups/alpha")) or (
-            path == "/entity-node" and body["group_id"] == "alpha") else {403}
+        expected = {404, 422} if path.startswith(("/entity-edge", "/episode/", "/groups/alpha")) else {403}
+        if (path == "/entity-node" and body["group_id"] == "alpha") or path.startswith("/groups/alpha/entities/"):
+            # ids are per group: alpha creates (then reads) its own entity under that uuid; beta's is untouched
+            expected = {201, 200}
+            assert r.json()["name"] == "Hijacked" and r.json()["group_id"] == "alpha"
         assert r.status_code in expected, (method, path, r.status_code, r.text)
         assert "Postgres" not in r.text and "Grafana" not in r.text
     assert snapshot(server) == before

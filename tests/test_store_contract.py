@@ -161,7 +161,8 @@ def test_reads_round_trip_every_field(store):
     assert {e.id for e in store.find_entities_by_names("g1", ["roundy", "r. person"])} == {ent.id}
     assert store.entity_types("g1", [e.id for e in d.entities]) == {d.entities[0].id: "person",
                                                                     d.entities[1].id: "tool"}
-    assert store.group_of("fact", f.id) == "g1" and store.group_of("fact", "nope") is None
+    assert store.groups_of("fact", f.id, None) == ["g1"] and store.groups_of("fact", "nope", None) == []
+    assert store.groups_of("fact", f.id, ["g2"]) == [] and store.groups_of("fact", f.id, ["g2", "g1"]) == ["g1"]
     assert store.groups() == ["g1"]
     assert store.facts_of_episodes("g1", [ep.id]) == {ep.id: [f.id]}
     assert store.mentions_of_entities("g1", [ent.id]) == {ent.id: [ep.id]}
@@ -186,7 +187,7 @@ def test_graph_lookups(store):
     assert store.neighbours_among(g, ents[0].id, [ents[1].id, ents[2].id, ents[3].id], TimeFilter()) == {
         ents[1].id, ents[2].id}
     assert store.communities_of(g, [ents[0].id, ents[3].id]) == [com.id]
-    assert store.duplicates_of(g) == [(ents[3].id, ents[2].id)]
+    assert store.count(g)["duplicates"] == 1
     assert [e.id for e in store.list_entities(g)] == [e.id for e in ents]
     assert store.list_entities(g, entity_type="person") == []
 
@@ -313,3 +314,153 @@ def test_mentions_are_idempotent(store):
     store.apply(GraphDelta(group_id="g1", mentions=[Mention(group_id="g1", episode_id=d.episodes[0].id,
                                                             entity_id=d.entities[0].id)]), SCHEMA)
     assert store.count("g1")["mentions"] == 2
+
+
+# ---- ids are per group (issue 19 item 1) -------------------------------------------------------------------
+def _twin(d: GraphDelta, group: str, old: str, new: str, seed: int) -> GraphDelta:
+    """The same records with the same ids in another group, with other words and vectors."""
+    def swap(text: str) -> str:
+        return text.replace(old, new)
+
+    ents = [e.model_copy(update={"group_id": group, "name": swap(e.name), "embedding": vec(seed + i)})
+            for i, e in enumerate(d.entities)]
+    eps = [e.model_copy(update={"group_id": group, "content": swap(e.content), "embedding": vec(seed + 10)})
+           for e in d.episodes]
+    facts = [f.model_copy(update={"group_id": group, "fact": swap(f.fact), "embedding": vec(seed + 20)})
+             for f in d.facts]
+    mentions = [m.model_copy(update={"group_id": group}) for m in d.mentions]
+    return GraphDelta(group_id=group, episodes=eps, entities=ents, facts=facts, mentions=mentions)
+
+
+def test_two_groups_hold_records_with_the_same_ids_independently(store):
+    g1 = small_graph("g1", "alpha", 1)
+    g2 = _twin(g1, "g2", "alpha", "bravo", 50)
+    a, b = g1.entities
+    f, ep = g1.facts[0], g1.episodes[0]
+    com = Community(id="com-1", group_id="g1", name="c1", member_ids=[a.id])
+    g1.communities = [com]
+    g2.communities = [com.model_copy(update={"group_id": "g2", "name": "c2", "member_ids": [b.id]})]
+    g1.duplicates = [DuplicateLink(group_id="g1", entity_id=b.id, canonical_id=a.id)]
+    store.apply(g1, SCHEMA)
+    store.apply(g2, SCHEMA)  # refused before: "id is already used in another group"
+    for g, word in (("g1", "alpha"), ("g2", "bravo")):
+        assert [e.name for e in store.get_entities(g, [a.id, b.id])] == [f"{word} person", f"{word} tool"]
+        assert store.get_facts(g, [f.id])[0].fact == f"{word} person uses {word} tool"
+        assert store.get_episodes(g, [ep.id])[0].content == f"{word} person uses {word} tool"
+        assert all(x.group_id == g for x in (*store.get_entities(g, [a.id, b.id]), *store.get_facts(g, [f.id]),
+                                            *store.get_episodes(g, [ep.id]), *store.list_facts(g, TimeFilter())))
+        assert [x.id for x in store.find_entities_by_names(g, [f"{word} person"])] == [a.id]
+        assert store.find_entities_by_names(g, ["alpha person" if word == "bravo" else "bravo person"]) == []
+        assert [x.id for x in store.facts_of_entities(g, [a.id], TimeFilter())] == [f.id]
+        assert store.facts_of_episodes(g, [ep.id]) == {ep.id: [f.id]}
+        assert store.mentions_of_entities(g, [a.id]) == {a.id: [ep.id]}
+        assert store.traverse(g, [a.id], 2, TimeFilter()) == {a.id: 0, b.id: 1}
+        assert store.count(g)["entities"] == 2 and store.count(g)["mentions"] == 2
+        for kind in ("entity", "fact", "episode"):
+            hits = store.fulltext(kind, [g], f"{word} person", 10)
+            assert hits and {h.id for h in hits} <= {a.id, b.id, f.id, ep.id}
+            other = "bravo" if word == "alpha" else "alpha"
+            assert store.fulltext(kind, [g], other, 10) == []
+        own = np.asarray((g1 if g == "g1" else g2).facts[0].embedding, dtype=np.float32)
+        assert store.vector("fact", [g], own, 1)[0].score == pytest.approx(1.0, abs=1e-5)
+        assert np.allclose(store.embeddings("fact", g, [f.id])[f.id], own, atol=1e-6)
+    assert store.communities_of("g1", [a.id, b.id]) == ["com-1"] and store.communities_of("g2", [a.id]) == []
+    assert store.count("g1")["duplicates"] == 1 and store.count("g2")["duplicates"] == 0
+    assert store.groups_of("entity", a.id, None) == ["g1", "g2"]
+    assert store.groups_of("entity", a.id, ["g2", "g3"]) == ["g2"]
+    assert store.groups_of("episode", ep.id, ["g3"]) == []
+
+    # writes to one group's record never touch the other's
+    store.apply(GraphDelta(group_id="g2", entities=[g2.entities[0].model_copy(update={"summary": "changed"})]),
+                SCHEMA)
+    assert store.get_entities("g1", [a.id])[0].summary == ""
+    store.apply(GraphDelta(group_id="g2", invalidations=[FactInvalidation(
+        fact_id=f.id, invalid_at=T0 + timedelta(days=1), expired_at=T0 + timedelta(days=1))]), SCHEMA)
+    assert [x.id for x in store.list_facts("g1", TimeFilter())] == [f.id]
+    assert store.list_facts("g2", TimeFilter()) == []
+    assert store.delete_fact("g2", f.id) == 1
+    assert store.get_facts("g1", [f.id])[0].episodes == [ep.id]
+    assert [h.id for h in store.fulltext("fact", ["g1"], "alpha", 10)] == [f.id]
+    assert store.delete_episode("g2", ep.id) == {"episodes": 1, "facts": 0, "entities": 2}
+    assert store.count("g1") == {"episodes": 1, "entities": 2, "facts": 1, "mentions": 2, "duplicates": 1}
+    assert store.mentions_of_entities("g1", [a.id]) == {a.id: [ep.id]}
+    assert store.fulltext("entity", ["g1"], "alpha person", 10)[0].id == a.id
+    q = np.asarray(g1.entities[0].embedding, dtype=np.float32)
+    assert store.vector("entity", ["g1"], q, 1)[0].id == a.id
+    store.apply(g2, SCHEMA)
+    store.delete_group("g2")
+    assert store.count("g1") == {"episodes": 1, "entities": 2, "facts": 1, "mentions": 2, "duplicates": 1}
+    assert store.communities_of("g1", [a.id]) == ["com-1"]
+    assert store.vector("entity", ["g1"], q, 1)[0].id == a.id
+    assert store.delete_episode("g1", ep.id)["entities"] == 2
+
+
+def test_cardinality_counts_only_the_writing_groups_entities(store):
+    """A cardinality rule typed by endpoint joins the fact's own group's entities, not a namesake id elsewhere."""
+    import json
+    from importlib import resources
+
+    from loregraph.schema import Schema
+
+    doc = json.loads(resources.files("loregraph.schema").joinpath("default_schema.json").read_text("utf-8"))
+    doc["cardinality"].append({"edge": "USES", "per": "source", "max_current": 1, "source_type": "person"})
+    schema = Schema.from_dict(doc)
+    g1 = small_graph("g1", "alpha", 1)
+    store.apply(g1, schema)
+    store.apply(_twin(g1, "g2", "alpha", "bravo", 50), schema)
+    assert store.count("g2")["facts"] == 1
+    second = g1.facts[0].model_copy(update={"id": "f2", "group_id": "g2", "target_id": g1.entities[0].id,
+                                            "embedding": None})
+    with pytest.raises(SchemaViolationError, match="cardinality"):
+        store.apply(GraphDelta(group_id="g2", facts=[second]), schema)
+
+
+# ---- review defects (issue 11) ------------------------------------------------------------------------------
+def test_term_and_row_counts_follow_writes(store):
+    """Full text drops terms in more than a share of a group's rows; the counts it uses (cached on SQLite) must
+    follow every write, not only deletes and rollbacks."""
+    store.COMMON_TERM_MIN_DOCS = 1  # the ceiling becomes max(1, 5% of the group's rows)
+    common = [Entity(group_id="g1", name=f"common filler{i}", type="entity") for i in range(9)]
+    rare = Entity(group_id="g1", name="rare item", type="entity")
+    store.apply(GraphDelta(group_id="g1", entities=[*common, rare]), SCHEMA)
+    # 10 rows, ceiling 1: "common" (9 rows) is dropped, "rare" (1 row) searched
+    assert [h.id for h in store.fulltext("entity", ["g1"], "common rare", 50)] == [rare.id]
+    more = [Entity(group_id="g1", name=f"rare stuff{i}", type="entity") for i in range(30)]
+    store.apply(GraphDelta(group_id="g1", entities=more), SCHEMA)
+    # 40 rows, ceiling 2: both terms are common now, so the rarer one ("common", 9 rows) is searched
+    assert {h.id for h in store.fulltext("entity", ["g1"], "common rare", 50)} == {e.id for e in common}
+    store.delete_group("g1")
+    store.apply(GraphDelta(group_id="g1", entities=[rare]), SCHEMA)
+    assert [h.id for h in store.fulltext("entity", ["g1"], "rare item", 50)] == [rare.id]
+
+
+def test_facts_of_more_than_500_entities_are_all_found(store):
+    hub = Entity(group_id="g1", name="hub", type="entity")
+    ents = [Entity(group_id="g1", name=f"n{i}", type="entity") for i in range(620)]
+    facts = [Fact(group_id="g1", source_id=e.id, target_id=hub.id, type="RELATED_TO", fact=f"{i}-hub")
+             for i, e in enumerate(ents)]
+    # a fact between two listed entities whose ids fall in different chunks is returned once
+    facts.append(Fact(group_id="g1", source_id=ents[0].id, target_id=ents[610].id, type="RELATED_TO", fact="x"))
+    store.apply(GraphDelta(group_id="g1", entities=[hub, *ents], facts=facts), SCHEMA)
+    ids = [e.id for e in ents]
+    got = store.facts_of_entities("g1", ids, TimeFilter(), limit=5000)
+    assert [f.id for f in got] == [f.id for f in facts]
+    newest = store.facts_of_entities("g1", ids, TimeFilter(), limit=3, newest_first=True)
+    assert [f.id for f in newest] == [f.id for f in facts[::-1][:3]]
+    assert len(store.fact_edges("g1", ids, TimeFilter(), 5000)) == len(facts)
+
+
+def test_an_over_long_word_is_indexed_and_found_on_both_backends(store):
+    """Issue 19 item 3 (storage): one word of thousands of characters made PostgreSQL refuse the record's
+    tsvector ("word is too long"), so its write failed every time; terms are now capped for both backends."""
+    long_ascii, long_utf8 = "x" * 5000, "é" * 3000  # 5,000 and 6,000 bytes
+    ent = Entity(group_id="g1", name=f"{long_ascii} blob", type="entity", embedding=vec(1))
+    ep = Episode(group_id="g1", content=f"pasted {long_utf8} here", valid_at=T0)
+    other = Entity(group_id="g1", name="tail", type="entity")
+    f = Fact(group_id="g1", source_id=ent.id, target_id=other.id, type="RELATED_TO", fact=f"{long_utf8} token")
+    store.apply(GraphDelta(group_id="g1", entities=[ent, other], episodes=[ep], facts=[f]), SCHEMA)
+    assert [h.id for h in store.fulltext("entity", ["g1"], long_ascii, 5)] == [ent.id]
+    assert [h.id for h in store.fulltext("entity", ["g1"], "blob", 5)] == [ent.id]
+    assert [h.id for h in store.fulltext("episode", ["g1"], long_utf8, 5)] == [ep.id]
+    assert [h.id for h in store.fulltext("fact", ["g1"], f"{long_utf8} token", 5)] == [f.id]
+    assert store.fulltext("entity", ["g1"], "x" * 50, 5) == []  # a shorter word is another term

@@ -85,6 +85,12 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(1_048_576, ge=1024, description="Largest request body accepted (413 above)")
     max_message_chars: int = Field(32_768, ge=1, description="Longest message content accepted (422 above)")
     max_messages_per_request: int = Field(1000, ge=1)
+    request_read_timeout_s: float = Field(30.0, gt=0, description="A request body that stalls this long gets 408")
+    max_connections: int = Field(512, ge=1, description="Concurrent connections served (503 above)")
+    allowed_hosts: list[str] = Field(default_factory=list, description="Host names served (default: loopback "
+                                     "names without API keys, any with keys)")
+    allowed_origins: list[str] = Field(default_factory=list, description="Browser origins (scheme://host:port) "
+                                       "allowed to send state-changing requests besides the server's own")
     job_max_attempts: int = Field(3, ge=1, description="A job interrupted this many times is marked failed")
     shutdown_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for the running job")
     worker: bool = Field(True, description="Run the job worker in this process (false: accept jobs only; "

@@ -252,9 +252,10 @@ class Memory:
         validate_group_id(group_id)
         return await self._read(self.store.count, group_id)
 
-    async def record_group(self, kind: SearchKind, record_id: str) -> str | None:
-        """The group of an episode, entity or fact named only by id (None when there is none)."""
-        return await self._read(self.store.group_of, kind, record_id)
+    async def record_groups(self, kind: SearchKind, record_id: str, within: Sequence[str] | None) -> list[str]:
+        """The groups (among ``within``; None: all) holding an episode, entity or fact with this id. Ids are per
+        group, so there may be several."""
+        return await self._read(self.store.groups_of, kind, record_id, within)
 
     async def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
         """The group's facts with these ids (missing ids are left out)."""

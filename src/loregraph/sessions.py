@@ -19,7 +19,7 @@ from typing import Any, Literal
 from loregraph.errors import InvalidInputError
 from loregraph.extract.noise import MAX_CODE_LINES, MAX_TOOL_LINES, filter_noise
 from loregraph.extract.prompts import DEFAULT_TEMPLATE
-from loregraph.graph.messages import Message
+from loregraph.graph.messages import Message, Text
 from loregraph.graph.types import validate_group_id
 from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest
 from loregraph.memory import Memory
@@ -33,6 +33,7 @@ class TurnMessage(Message):
     tool's name). ``role`` of a user message is the user's name."""
 
     role_type: Literal["user", "assistant", "system", "tool"]  # type: ignore[assignment]
+    content: Text  # a tool may print nothing: an empty session message is kept (the turn still counts)
 
     @classmethod
     def of(cls, obj: Message | Mapping[str, Any]) -> TurnMessage:

@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,20 @@ class Service:
     worker: Worker
     settings: Settings
     schema_version: int = 0
+    last_store_failure: float | None = None
+    """Monotonic time of the last request the store could not serve (an interface records it)."""
+
+    DEGRADED_FOR_S = 30.0  # how long one failed store request keeps the service reported as degraded
+
+    @property
+    def degraded(self) -> bool:
+        """Writes are failing for a storage reason (disk full, read-only, unreachable): health says so."""
+        if self.worker.degraded_since is not None:
+            return True
+        return self.last_store_failure is not None and time.monotonic() - self.last_store_failure < self.DEGRADED_FOR_S
+
+    def note_store_failure(self) -> None:
+        self.last_store_failure = time.monotonic()
 
     @classmethod
     async def start(cls, settings: Settings, memory: Memory | None = None) -> Service:
@@ -152,7 +167,8 @@ def run_serve(make_app: AppFactory, *, config_file: str | Path | None = None,
     shown = f"[{bound[0]}]" if sock.family == socket.AF_INET6 else bound[0]
     app = make_app(settings, memory, url=f"http://{shown}:{bound[1]}", announce=say)
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=max(1, int(settings.shutdown_timeout_s)))
+                            timeout_graceful_shutdown=max(1, int(settings.shutdown_timeout_s)),
+                            limit_concurrency=settings.max_connections)
     server = uvicorn.Server(config)
     if settings.grpc_port is None or grpc_server is None:
         server.run(sockets=[sock])

@@ -27,7 +27,8 @@ from pydantic import ValidationError
 
 from loregraph.graph.messages import Message
 from loregraph.ingest.pipeline import AddEpisodeResult
-from loregraph.jobs.base import Job, JobListener, JobQueue, episode_id_for
+from loregraph.ingest.request import message_episode_id
+from loregraph.jobs.base import Job, JobListener, JobQueue, episode_id_for, is_storage_failure
 from loregraph.memory import Memory
 
 log = logging.getLogger("loregraph.jobs")
@@ -38,6 +39,9 @@ POLL_INTERVAL_S = 1.0  # also picks up jobs enqueued by other processes sharing 
 # notification and the running job of a dead worker (reclaimed once its group lock is free)
 LISTEN_POLL_INTERVAL_S = 10.0
 LOGGED_FACT_IDS = 20
+# waits between tries of a job while the store cannot be written (disk full, I/O error, server shutting down):
+# the job is not at fault, so it is neither failed nor skipped, and the jobs after it keep their order
+STORAGE_BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -102,11 +106,15 @@ class Worker:
         self.listen_poll_interval_s = listen_poll_interval_s
         self.listener: JobListener | None = None  # PostgreSQL, while started
         self._wake = asyncio.Event()
+        self._stop_event = asyncio.Event()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._lock = _WorkerLock(queue.single_worker_lock)
         self.processed = 0
         self.failed = 0
+        self.storage_backoff_s = STORAGE_BACKOFF_S
+        self.degraded_since: float | None = None
+        """Monotonic time since when writes fail for a storage reason (None: writes work)."""
 
     @property
     def running(self) -> bool:
@@ -141,6 +149,7 @@ class Worker:
     async def stop(self, timeout: float = 30.0) -> None:
         """Take no new job; let the running one finish (up to ``timeout``); leave the rest pending."""
         self._stopping = True
+        self._stop_event.set()
         self._wake.set()
         if self._task is not None:
             done, _ = await asyncio.wait({self._task}, timeout=timeout)
@@ -191,12 +200,27 @@ class Worker:
 
     async def _run(self, job: Job) -> None:
         t0 = time.perf_counter()
-        retries = 0
+        retries = storage_tries = 0
         while True:
             try:
                 result = await self._execute(job)
+                self.degraded_since = None
                 break
             except Exception as exc:
+                if is_storage_failure(exc) and not self._stopping:
+                    wait = self.storage_backoff_s[min(storage_tries, len(self.storage_backoff_s) - 1)]
+                    storage_tries += 1
+                    if self.degraded_since is None:
+                        self.degraded_since = time.monotonic()
+                    log.warning("job %s: the store cannot be written (%s); trying again in %.0f s (try %d)", job.id,
+                                type(exc).__name__, wait, storage_tries)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stop_event.wait(), wait)
+                    if self._stopping:  # shutting down: the job runs at the next start
+                        with contextlib.suppress(Exception):
+                            await asyncio.to_thread(self.queue.release, job.seq)
+                        return
+                    continue
                 if is_transient(exc) and retries < 1 and not self._stopping:
                     retries += 1
                     log.warning("job %s: transient %s; retrying once in %.2f s", job.id, type(exc).__name__,
@@ -222,12 +246,22 @@ class Worker:
                  c.get("relations_extracted", 0), len(result.entities), len(result.facts), len(result.invalidated),
                  len(result.duplicates), c.get("skipped", 0), retries, ",".join(fact_ids) or "-")
 
+    @staticmethod
+    def _episode_id(job: Job) -> str:
+        """The episode a message job creates: the message's own key when it carries its time (every REST job
+        does), so the same message sent twice is ingested once; else fixed per job."""
+        if not job.payload.get("timestamp"):
+            return episode_id_for(job.id)
+        message = Message.from_payload(job.payload)
+        return message_episode_id(job.group_id, message.role_type, message.role, message.timestamp, message.content)
+
     async def _execute(self, job: Job) -> AddEpisodeResult | None:
         """The job's message through the facade, with the done-mark inside its write transaction; None when its
         episode existed already (then it is only marked done)."""
         reprocess = job.payload.get("uuid")
-        episode_id = reprocess or episode_id_for(job.id)
+        episode_id = reprocess or self._episode_id(job)
         if not reprocess and await self.memory.get_episodes(job.group_id, ids=[episode_id]):
+            # run before (a crash after its commit), or the same message sent again: done, once
             await asyncio.to_thread(self.queue.mark_done, job.seq, episode_id)  # its payload may be cleared already
             return None
         message = Message.from_payload(job.payload)

@@ -114,20 +114,23 @@ def ingest(file: Path = typer.Argument(..., help="JSON lines: content, role_type
                 raise ValueError(f"{file} message {n}: {exc}") from exc
             items.append((g, msg, obj.get("conversation_id")))
         m = await Memory.open(db)
-        totals = {"entities": 0, "facts": 0, "invalidated": 0}
+        totals = {"entities": 0, "facts": 0, "invalidated": 0, "skipped": 0}
         try:
             async with m.bulk_import():
                 with _progress() as prog:
                     task = prog.add_task("ingesting", total=len(items))
                     for g, msg, conv in items:
                         (res,) = await m.add_messages(g, [msg], conversation_id=conv)
+                        totals["skipped"] += res.already_ingested
                         totals["entities"] += len(res.entities)
                         totals["facts"] += len(res.facts)
                         totals["invalidated"] += len(res.invalidated)
                         prog.advance(task)
         finally:
             await m.close()
-        console.print(f"ingested {len(items)} messages into {db}: {totals['facts']} facts written or reinforced, "
+        new = len(items) - totals["skipped"]
+        skipped = f" ({totals['skipped']} already ingested, skipped)" if totals["skipped"] else ""
+        console.print(f"ingested {new} messages into {db}{skipped}: {totals['facts']} facts written or reinforced, "
                       f"{totals['invalidated']} invalidated")
 
     _run(go())

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from loregraph.errors import InvalidInputError
 from loregraph.graph.types import as_utc, utcnow, validate_group_id
@@ -40,22 +40,33 @@ def valid_time(v: datetime) -> datetime:
     return v
 
 
+def not_blank(v: str) -> str:
+    if not v.strip():
+        raise ValueError("must not be empty (a message needs some text)")
+    return v
+
+
 Text = Annotated[str, AfterValidator(valid_text)]
+MessageText = Annotated[str, AfterValidator(valid_text), AfterValidator(not_blank)]
 Timestamp = Annotated[datetime, AfterValidator(valid_time)]
-RecordId = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(valid_text)]
+RecordId = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(valid_text)]
+# storable text of bounded length: the limit is checked (and reported in characters) before the content
+MessageName = Annotated[str, StringConstraints(max_length=512), AfterValidator(valid_text)]
+SpeakerName = Annotated[str, StringConstraints(max_length=256), AfterValidator(valid_text)]
+SourceDescription = Annotated[str, StringConstraints(max_length=1024), AfterValidator(valid_text)]
 
 
 class Message(BaseModel):
     """One conversational message (spec 000 message object)."""
 
     model_config = ConfigDict(extra="forbid")
-    content: Text
+    content: MessageText
     uuid: RecordId | None = Field(None, description="Reprocess this existing episode instead of creating one")
-    name: Annotated[Text, Field(max_length=512)] = ""
+    name: MessageName = ""
     role_type: Literal["user", "assistant", "system"]
-    role: Annotated[Text, Field(max_length=256)] | None = Field(None, description="The speaker's name")
+    role: SpeakerName | None = Field(None, description="The speaker's name")
     timestamp: Timestamp = Field(default_factory=utcnow, description="Defaults to the time the message is parsed")
-    source_description: Annotated[Text, Field(max_length=1024)] = ""
+    source_description: SourceDescription = ""
 
     @classmethod
     def from_record(cls, obj: Mapping[str, Any], default_group: str | None = None) -> tuple[str, Message]:

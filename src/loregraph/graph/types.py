@@ -38,7 +38,8 @@ def as_utc(value: datetime) -> datetime:
 
 def validate_group_id(group_id: object, field: str = "group_id") -> str:
     """Return the group id or raise InvalidInputError (a ValueError) naming the field and the rule."""
-    if not isinstance(group_id, str) or not GROUP_ID_PATTERN.match(group_id):
+    # fullmatch: with match, "$" also matches before a final newline, so "alice\n" passed
+    if not isinstance(group_id, str) or not GROUP_ID_PATTERN.fullmatch(group_id):
         raise InvalidInputError(
             f"{field}: must be 1-128 characters of letters, digits, '_', '-', '.', ':' or '@' "
             f"(got {group_id!r})"

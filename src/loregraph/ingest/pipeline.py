@@ -24,14 +24,14 @@ from loregraph.extract.base import (
     Extractor,
     PreviousEpisode,
 )
+from loregraph.graph.names import normalize_name
 from loregraph.graph.types import Community, Episode, GraphDelta, utcnow
-from loregraph.ingest.request import AddEpisodeResult, EpisodeRequest, RateLimits
+from loregraph.ingest.request import AddEpisodeResult, EpisodeRequest, RateLimits, message_episode_id
 from loregraph.ingest.resolve import DeltaBuilder
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.search.hybrid import rrf
 from loregraph.store.base import Store, TimeFilter
-from loregraph.store.sqlite import normalize_name
 
 log = logging.getLogger("loregraph.ingest")
 
@@ -96,6 +96,14 @@ class IngestPipeline:
         if problems:
             raise SchemaViolationError(problems)
         now = utcnow()
+        if not req.uuid and not req.episode_id:
+            key_id = message_episode_id(req.group_id, req.role_type, req.role, req.reference_time, req.content)
+            req = req.model_copy(update={"episode_id": key_id})
+            found = self.store.get_episodes(req.group_id, [key_id])
+            if found:  # the same message again: ingested once
+                log.info("episode %s group=%s: already ingested, skipped", found[0].id, req.group_id)
+                return AddEpisodeResult(episode=found[0], mentions=[], entities=[], facts=[], invalidated=[],
+                                        duplicates=[], already_ingested=True)
         loaded = self._load_episode(req, now)  # steps 12-13
         context = self._context(req, loaded, timer)  # step 11 + candidates
         extraction = self.extractor.extract(loaded.text, context)

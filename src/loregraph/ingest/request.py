@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -57,6 +59,17 @@ class EpisodeRequest(BaseModel):
         return as_utc(v)
 
 
+_MESSAGE_KEY_NS = uuid.UUID("2f4c9d0e-1b7a-4f55-8a3e-6c6f72656b65")
+
+
+def message_episode_id(group_id: str, role_type: str | None, role: str | None, when: datetime, content: str) -> str:
+    """The id of the episode a message without ``uuid`` creates: derived from what identifies it (group, role,
+    time, content), so the same message sent twice is recognised and ingested once."""
+    digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
+    key = "\x00".join([group_id, role_type or "", role or "", as_utc(when).isoformat(), digest])
+    return str(uuid.uuid5(_MESSAGE_KEY_NS, key))
+
+
 @dataclass(frozen=True)
 class RateLimits:
     """Spec 003 SC-003: at most this many new entities / relationships per conversation (None = unlimited).
@@ -84,6 +97,8 @@ class AddEpisodeResult:
     usage: dict[str, int] = field(default_factory=dict)
     """Model usage of this episode (calls, prompt/completion tokens, retries, ...); empty without an LLM."""
     extraction_notes: dict[str, Any] = field(default_factory=dict)
+    already_ingested: bool = False
+    """The same message was ingested before (same group, role, time and content): nothing was written."""
 
 
-__all__ = ["AddEpisodeResult", "EpisodeRequest", "RateLimits"]
+__all__ = ["AddEpisodeResult", "EpisodeRequest", "RateLimits", "message_episode_id"]

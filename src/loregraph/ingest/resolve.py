@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from loregraph.extract.base import SPEAKER, ExtractedEntity, Extraction, ExtractionContext
+from loregraph.graph.names import normalize_name
 from loregraph.graph.types import (
     Community,
     DuplicateLink,
@@ -25,7 +26,6 @@ from loregraph.ingest.request import AddEpisodeResult, EpisodeRequest, RateLimit
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.store.base import Store, TimeFilter
-from loregraph.store.sqlite import normalize_name
 
 _SPEAKER_NS = uuid.UUID("6f1c1f1e-6a43-4c1b-9d0e-6c6f72656772")
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from loregraph.errors import EmbedderMismatchError, StoreError
+
 JOB_NAMESPACE = uuid.UUID("0b7c5a52-7a0e-4a8e-9a4c-6c6f72656a62")
 FAILED_LIST_LIMIT = 100
 
@@ -43,6 +45,28 @@ class Job:
     created_at: str
     started_at: str | None
     finished_at: str | None
+
+
+_STORAGE_FAILURE_CLASSES = frozenset({"DiskFull", "IoError", "InsufficientResources", "OutOfMemory", "AdminShutdown",
+                                      "CrashShutdown", "CannotConnectNow", "ReadOnlySqlTransaction"})
+_STORAGE_FAILURE_WORDS = ("disk is full", "disk i/o error", "no space left", "readonly database", "read-only",
+                          "unable to open database", "database is locked")
+
+
+def is_storage_failure(exc: BaseException) -> bool:
+    """The store cannot be written right now (disk full, I/O error, read-only, server shutting down): nothing is
+    wrong with the job, so it waits and runs again instead of failing for good."""
+    for e in (exc, exc.__cause__):
+        if e is None:
+            continue
+        if isinstance(e, StoreError) and not isinstance(e, EmbedderMismatchError):
+            return True
+        if type(e).__name__ in _STORAGE_FAILURE_CLASSES:
+            return True
+        if type(e).__name__ in {"OperationalError", "DatabaseError"} and \
+                any(w in str(e).lower() for w in _STORAGE_FAILURE_WORDS):
+            return True
+    return False
 
 
 class JobListener(Protocol):

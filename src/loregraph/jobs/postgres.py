@@ -37,7 +37,15 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
-from loregraph.jobs.base import FAILED_LIST_LIMIT, Job, JobListener, JobLostError, QueueMaintenance
+from loregraph.errors import StoreError
+from loregraph.jobs.base import (
+    FAILED_LIST_LIMIT,
+    Job,
+    JobListener,
+    JobLostError,
+    QueueMaintenance,
+    is_storage_failure,
+)
 
 GROUP_LOCK_CLASS = 0x4C47  # first key of the two-key advisory locks of loregraph job groups ("LG")
 CANDIDATE_GROUPS = 64  # groups with unfinished jobs looked at per claim, oldest head job first
@@ -131,10 +139,15 @@ class PostgresJobQueue(QueueMaintenance):
         if not payloads:
             return []
         rows = [(str(uuid.uuid4()), group_id, kind, json.dumps(p, ensure_ascii=False)) for p in payloads]
-        with self._tx() as c, c.cursor() as cur:
-            cur.executemany("INSERT INTO jobs (id, group_id, kind, payload, status, created_at) "
-                            "VALUES (%s,%s,%s,%s,'pending',clock_timestamp())", rows)
-            _notify(cur, group_id)  # delivered on commit: idle workers of every process claim at once
+        try:
+            with self._tx() as c, c.cursor() as cur:
+                cur.executemany("INSERT INTO jobs (id, group_id, kind, payload, status, created_at) "
+                                "VALUES (%s,%s,%s,%s,'pending',clock_timestamp())", rows)
+                _notify(cur, group_id)  # delivered on commit: idle workers of every process claim at once
+        except Exception as exc:
+            if is_storage_failure(exc):
+                raise StoreError(f"cannot queue jobs: {type(exc).__name__}") from exc
+            raise
         return [r[0] for r in rows]
 
     def listener(self, on_notify: Callable[[], None]) -> JobListener:

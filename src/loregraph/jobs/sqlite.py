@@ -21,7 +21,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from loregraph.jobs.base import FAILED_LIST_LIMIT, Job, JobListener, JobLostError, QueueMaintenance
+from loregraph.errors import StoreError
+from loregraph.jobs.base import (
+    FAILED_LIST_LIMIT,
+    Job,
+    JobListener,
+    JobLostError,
+    QueueMaintenance,
+    is_storage_failure,
+)
 from loregraph.store.timefmt import ts
 
 _COLS = "seq, id, group_id, kind, payload, status, attempts, error, episode_id, created_at, started_at, finished_at"
@@ -90,9 +98,14 @@ class SQLiteJobQueue(QueueMaintenance):
             return []
         now = _now()
         rows = [(str(uuid.uuid4()), group_id, kind, json.dumps(p, ensure_ascii=False), now) for p in payloads]
-        with self._tx() as c:
-            c.executemany("INSERT INTO jobs (id, group_id, kind, payload, status, created_at) "
-                          "VALUES (?,?,?,?,'pending',?)", rows)
+        try:
+            with self._tx() as c:
+                c.executemany("INSERT INTO jobs (id, group_id, kind, payload, status, created_at) "
+                              "VALUES (?,?,?,?,'pending',?)", rows)
+        except Exception as exc:
+            if is_storage_failure(exc):
+                raise StoreError(f"cannot queue jobs: {type(exc).__name__}") from exc
+            raise
         return [r[0] for r in rows]
 
     # ---- worker ---------------------------------------------------------------------------------

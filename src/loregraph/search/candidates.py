@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from loregraph.errors import InvalidInputError
+from loregraph.graph.names import normalize_name
 from loregraph.graph.types import Block, Entity
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.store import Store
-from loregraph.store.sql import normalize_name
 
 log = logging.getLogger("loregraph.search")
 

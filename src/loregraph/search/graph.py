@@ -13,11 +13,11 @@ from datetime import datetime
 from typing import Literal
 
 from loregraph.errors import InvalidInputError, NotFoundError
+from loregraph.graph.names import normalize_name
 from loregraph.graph.types import Entity, Episode, Fact, validate_group_id
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.store.base import Store, TimeFilter
-from loregraph.store.sqlite import normalize_name
 from loregraph.store.text import terms
 
 Route = Literal["graph", "vector", "combined"]

@@ -22,6 +22,7 @@ from loregraph.store.base import Hit, Store, TimeFilter
 
 SearchPart = Literal["facts", "entities", "episodes"]
 SEARCH_PARTS: tuple[SearchPart, ...] = ("facts", "entities", "episodes")
+MAX_FILTER_VALUES = 256
 RRF_K = 60
 # Convex fusion: share of the score that comes from vector similarity (the rest from BM25). Tuned on LoCoMo
 # conversations 0-4 (0.2-0.4 all beat RRF there); conversations 5-9 are reported apart.
@@ -35,8 +36,8 @@ class SearchFilters(BaseModel):
     """Narrow results. Time ranges are inclusive and apply to a fact's ``valid_at``."""
 
     model_config = ConfigDict(extra="forbid")
-    entity_types: list[str] | None = None
-    relation_types: list[str] | None = None
+    entity_types: list[str] | None = Field(None, max_length=MAX_FILTER_VALUES)
+    relation_types: list[str] | None = Field(None, max_length=MAX_FILTER_VALUES)
     valid_after: datetime | None = None
     valid_before: datetime | None = None
     created_after: datetime | None = None

@@ -320,8 +320,8 @@ class PostgresStore(SQLStore):
                            "AND embedding IS NOT NULL ORDER BY d LIMIT ?", (_vec_text(embedding), group_id, limit))
         return [(self._block(r), 1.0 - float(r[-1])) for r in rows]
 
-    def _delete_rows(self, c: Any, kind: SearchKind, ids: Sequence[str]) -> None:
-        self._run(c, f"DELETE FROM {TABLE[kind]} WHERE id = ANY(?)", (list(ids),))
+    def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
+        self._run(c, f"DELETE FROM {TABLE[kind]} WHERE group_id = ? AND id = ANY(?)", (group_id, list(ids)))
 
     def delete_group(self, group_id: str) -> dict[str, int]:
         from psycopg import sql as psql

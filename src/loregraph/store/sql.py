@@ -14,10 +14,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from loregraph.errors import EmbedderMismatchError, SchemaViolationError, StoreError, Violation
+from loregraph.graph.names import normalize_name
 from loregraph.graph.types import BLOCK_TYPE, Block, Entity, Episode, Fact, GraphDelta
 from loregraph.schema import Schema
 from loregraph.store.base import SearchKind, StoreCapabilities, TimeFilter
@@ -39,9 +41,15 @@ _F_FACT_COLS = ", ".join("f." + c.strip() for c in FACT_COLS.split(","))
 ExtraColumn = tuple[str, str, Any, str | None]
 
 
-def normalize_name(name: str) -> str:
-    """Case-folded, whitespace-collapsed, punctuation-trimmed name used for exact-match resolution."""
-    return re.sub(r"\s+", " ", name.casefold()).strip(" \t\"'.,;:!?()[]{}")
+@lru_cache(maxsize=64)
+def column_names(cols: str) -> tuple[str, ...]:
+    """The names of a column list ("f.id, f.group_id" -> ("id", "group_id"))."""
+    return tuple(c.strip().rsplit(".", 1)[-1] for c in cols.split(","))
+
+
+def _named(cols: str, row: Sequence[Any]) -> dict[str, Any]:
+    """A row selected with the column list ``cols``, by column name (extra trailing columns are ignored)."""
+    return dict(zip(column_names(cols), row, strict=False))
 
 
 def chunks(items: Sequence[Any], n: int) -> Iterator[list[Any]]:
@@ -57,7 +65,6 @@ class SQLStore:
     MIGRATIONS_DDL = ("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
                       "name TEXT NOT NULL, applied_at TEXT NOT NULL)")
     CHUNK = 500  # ids per IN list
-    GROUP_COL = "group_id"  # how lookups by id name the group column (SQLite: "+group_id", an index hint)
     SPEAKER_SQL = ""  # condition selecting entities flagged is_speaker
     capabilities = StoreCapabilities()
     # Vector indexes that a backend builds as groups grow (PostgreSQL's per-group HNSW): set False during a bulk
@@ -69,7 +76,6 @@ class SQLStore:
     url: str
     label: str  # how messages name the database (a path, or a URL without its password)
     _dim: str | None
-    fail_before_commit: Callable[[], None] | None
     _apply_hooks: list[Callable[[Any], None]]
 
     # ---- dialect hooks --------------------------------------------------------------------------
@@ -122,8 +128,8 @@ class SQLStore:
     def _create_vector_storage(self, c: Any, dim: int) -> None:
         raise NotImplementedError
 
-    def _delete_rows(self, c: Any, kind: SearchKind, ids: Sequence[str]) -> None:
-        """Delete records of one kind by id, with their index rows."""
+    def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
+        """Delete records of one kind of one group by id, with their index rows."""
         raise NotImplementedError
 
     def _index_columns(self, kind: SearchKind, group_id: str, body: str,
@@ -174,7 +180,6 @@ class SQLStore:
 
     # ---- lifecycle ------------------------------------------------------------------------------
     def _init_common(self) -> None:
-        self.fail_before_commit = None  # test hook: inject a mid-write failure
         self._apply_hooks = []  # see apply_hook
         self._migrate()
         self._dim = self._meta("embedding_dim")
@@ -245,11 +250,6 @@ class SQLStore:
         self._dim = str(dim)
         return True
 
-    @property
-    def embedding_model(self) -> tuple[str | None, int | None]:
-        d = self._meta("embedding_dim")
-        return self._meta("embedding_model"), int(d) if d else None
-
     # ---- writes ---------------------------------------------------------------------------------
     def apply(self, delta: GraphDelta, schema: Schema) -> None:
         """Validate and write ``delta`` in one transaction; on any error nothing is written."""
@@ -257,7 +257,6 @@ class SQLStore:
         with self._tx() as c:
             self._group_write_lock(c, gid)
             violations = schema.validate_delta(delta, lambda ids: self.node_types(gid, ids))
-            violations += self._foreign_ids(c, delta)
             if violations:
                 raise SchemaViolationError(violations)
             for ep in delta.episodes:
@@ -283,14 +282,12 @@ class SQLStore:
                 self._upsert_block(c, gid, b)
             for com in delta.communities:
                 self._run(c, "INSERT INTO communities (id, group_id, name, summary, created_at) VALUES (?,?,?,?,?) "
-                             "ON CONFLICT (id) DO UPDATE SET name=excluded.name, summary=excluded.summary",
+                             "ON CONFLICT (group_id, id) DO UPDATE SET name=excluded.name, summary=excluded.summary",
                           (com.id, gid, com.name, com.summary, self._ts(com.created_at)))
-                self._run(c, "DELETE FROM community_members WHERE community_id = ?", (com.id,))
+                self._run(c, "DELETE FROM community_members WHERE group_id = ? AND community_id = ?", (gid, com.id))
                 self._executemany(c, "INSERT INTO community_members VALUES (?,?,?)",
                                   [(gid, com.id, m) for m in com.member_ids])
             self._check_cardinality(c, delta, schema)
-            if self.fail_before_commit is not None:
-                self.fail_before_commit()
             for hook in list(self._apply_hooks):
                 hook(c)
 
@@ -303,9 +300,10 @@ class SQLStore:
 
     def _upsert_block(self, c: Any, gid: str, b: Block) -> None:
         self._run(c, "INSERT INTO blocks (id, group_id, entity_id, parent_id, text, level, attributes, created_at, "
-                     f"updated_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,{self.BLOCK_VEC_MARK}) ON CONFLICT (id) DO "
-                     "UPDATE SET text=excluded.text, level=excluded.level, parent_id=excluded.parent_id, "
-                     "entity_id=excluded.entity_id, attributes=excluded.attributes, updated_at=excluded.updated_at, "
+                     f"updated_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,{self.BLOCK_VEC_MARK}) "
+                     "ON CONFLICT (group_id, id) DO UPDATE SET text=excluded.text, level=excluded.level, "
+                     "parent_id=excluded.parent_id, entity_id=excluded.entity_id, attributes=excluded.attributes, "
+                     "updated_at=excluded.updated_at, "
                      "embedding=COALESCE(excluded.embedding, blocks.embedding)",
                   (b.id, gid, b.entity_id, b.parent_id, b.text, b.level, self._json(b.attributes),
                    self._ts(b.created_at), self._ts(b.updated_at), self._block_vec(b.embedding)))
@@ -313,8 +311,8 @@ class SQLStore:
     def _block(self, r: Sequence[Any]) -> Block:
         return Block.model_construct(
             id=r[0], group_id=r[1], entity_id=r[2], parent_id=r[3], text=r[4], level=r[5],
-            attributes=dict(self._from_json(r[6])), created_at=self._from_ts(r[7]), updated_at=self._from_ts(r[8]),
-            embedding=None)
+            attributes=dict(self._from_json(r[6])), created_at=self._required_ts(r[7]),
+            updated_at=self._required_ts(r[8]), embedding=None)
 
     def node_types(self, group_id: str, ids: Iterable[str]) -> dict[str, str]:
         """Types of the group's nodes by id: entities' own types, ``block`` for blocks (schema edge rules)."""
@@ -349,66 +347,61 @@ class SQLStore:
         finally:
             self._apply_hooks.remove(hook)
 
-    def _foreign_ids(self, c: Any, delta: GraphDelta) -> list[Violation]:
-        """Ids in the delta that exist already but belong to another group may not be overwritten."""
-        out: list[Violation] = []
-        for table, records in (("episodes", delta.episodes), ("entities", delta.entities), ("facts", delta.facts)):
-            for chunk in chunks([r.id for r in records], self.CHUNK):
-                cond, params = self._in("id", chunk)
-                for (rid,) in self._all(c, f"SELECT id FROM {table} WHERE {cond} AND group_id <> ?",
-                                        (*params, delta.group_id)):
-                    out.append(Violation(table, "id", "id is already used in another group", rid))
-        return out
-
-    def _upsert(self, c: Any, table: str, cols: str, values: Sequence[Any], update: Sequence[str],
+    def _upsert(self, c: Any, table: str, values: dict[str, Any], update: Sequence[str],
                 extra: Sequence[ExtraColumn] = ()) -> int:
-        """Insert or update one record by id; returns its seq."""
-        names = [x.strip() for x in cols.split(",")] + [e[0] for e in extra]
-        marks = ["?"] * (len(names) - len(extra)) + [e[1] for e in extra]
+        """Insert or update one record by (group_id, id); ``values`` by column name. Returns its seq."""
+        names = [*values, *(e[0] for e in extra)]
+        marks = ["?"] * len(values) + [e[1] for e in extra]
         sets = [f"{u}=excluded.{u}" for u in update] + [e[3] or f"{e[0]}=excluded.{e[0]}" for e in extra]
         sql = (f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(marks)}) "
-               f"ON CONFLICT (id) DO UPDATE SET {', '.join(sets)} RETURNING seq")
-        return self._one(c, sql, (*values, *(e[2] for e in extra)))[0]
+               f"ON CONFLICT (group_id, id) DO UPDATE SET {', '.join(sets)} RETURNING seq")
+        return self._one(c, sql, (*values.values(), *(e[2] for e in extra)))[0]
 
     def _upsert_episode(self, c: Any, ep: Episode) -> None:
         body = f"{ep.name} {ep.content}"
         seq = self._upsert(
-            c, "episodes", EP_COLS,
-            (ep.id, ep.group_id, ep.name, ep.content, ep.source, ep.source_description, ep.role, ep.role_type,
-             ep.conversation_id, self._ts(ep.valid_at), self._ts(ep.created_at), self._json(ep.fact_ids),
-             self._json(ep.entity_ids)),
+            c, "episodes",
+            {"id": ep.id, "group_id": ep.group_id, "name": ep.name, "content": ep.content, "source": ep.source,
+             "source_description": ep.source_description, "role": ep.role, "role_type": ep.role_type,
+             "conversation_id": ep.conversation_id, "valid_at": self._ts(ep.valid_at),
+             "created_at": self._ts(ep.created_at), "fact_ids": self._json(ep.fact_ids),
+             "entity_ids": self._json(ep.entity_ids)},
             ("name", "content", "source_description", "fact_ids", "entity_ids"),
             self._index_columns("episode", ep.group_id, body, ep.embedding))
         self._index_record(c, "episode", seq, ep.group_id, body, ep.embedding)
 
     def _upsert_entity(self, c: Any, ent: Entity) -> None:
         body = " ".join([ent.name, *ent.aliases, ent.summary])
-        cols = ENT_COLS.replace("name, type", "name, name_norm, type")
         seq = self._upsert(
-            c, "entities", cols,
-            (ent.id, ent.group_id, ent.name, normalize_name(ent.name), ent.type, self._json(ent.aliases),
-             ent.summary, self._json(ent.attributes), ent.confidence, ent.mention_count, ent.source_episode_id,
-             self._ts(ent.created_at), self._ts(ent.updated_at), self._ts(ent.deleted_at), ent.conversation_id),
+            c, "entities",
+            {"id": ent.id, "group_id": ent.group_id, "name": ent.name, "name_norm": normalize_name(ent.name),
+             "type": ent.type, "aliases": self._json(ent.aliases), "summary": ent.summary,
+             "attributes": self._json(ent.attributes), "confidence": ent.confidence,
+             "mention_count": ent.mention_count, "source_episode_id": ent.source_episode_id,
+             "created_at": self._ts(ent.created_at), "updated_at": self._ts(ent.updated_at),
+             "deleted_at": self._ts(ent.deleted_at), "conversation_id": ent.conversation_id},
             ("name", "name_norm", "type", "aliases", "summary", "attributes", "confidence", "mention_count",
              "updated_at", "deleted_at"),
             self._index_columns("entity", ent.group_id, body, ent.embedding))
-        self._run(c, "DELETE FROM entity_names WHERE entity_id = ?", (ent.id,))
+        self._run(c, "DELETE FROM entity_names WHERE group_id = ? AND entity_id = ?", (ent.group_id, ent.id))
         names = sorted({normalize_name(n) for n in [ent.name, *ent.aliases]} - {""})
-        self._executemany(c, "INSERT INTO entity_names VALUES (?,?,?) ON CONFLICT DO NOTHING",
-                          [(ent.group_id, n, ent.id) for n in names])
+        self._executemany(c, "INSERT INTO entity_names (group_id, name_norm, entity_id) VALUES (?,?,?) "
+                             "ON CONFLICT DO NOTHING", [(ent.group_id, n, ent.id) for n in names])
         self._index_record(c, "entity", seq, ent.group_id, body, ent.embedding)
 
     def _upsert_fact(self, c: Any, f: Fact) -> None:
         seq = self._upsert(
-            c, "facts", FACT_COLS,
-            (f.id, f.group_id, f.source_id, f.target_id, f.type, f.fact, self._json(f.attributes), f.confidence,
-             self._json(f.episodes), self._ts(f.valid_at), self._ts(f.invalid_at), self._ts(f.created_at),
-             self._ts(f.expired_at), f.conversation_id),
+            c, "facts",
+            {"id": f.id, "group_id": f.group_id, "source_id": f.source_id, "target_id": f.target_id,
+             "type": f.type, "fact": f.fact, "attributes": self._json(f.attributes), "confidence": f.confidence,
+             "episodes": self._json(f.episodes), "valid_at": self._ts(f.valid_at),
+             "invalid_at": self._ts(f.invalid_at), "created_at": self._ts(f.created_at),
+             "expired_at": self._ts(f.expired_at), "conversation_id": f.conversation_id},
             ("fact", "attributes", "confidence", "episodes", "valid_at", "invalid_at", "expired_at", "type",
              "source_id", "target_id"),
             self._index_columns("fact", f.group_id, f.fact, f.embedding))
-        self._executemany(c, "INSERT INTO fact_episodes VALUES (?,?,?) ON CONFLICT DO NOTHING",
-                          [(f.group_id, f.id, e) for e in dict.fromkeys(f.episodes)])
+        self._executemany(c, "INSERT INTO fact_episodes (group_id, fact_id, episode_id) VALUES (?,?,?) "
+                             "ON CONFLICT DO NOTHING", [(f.group_id, f.id, e) for e in dict.fromkeys(f.episodes)])
         self._index_record(c, "fact", seq, f.group_id, f.fact, f.embedding)
 
     def _check_cardinality(self, c: Any, delta: GraphDelta, schema: Schema) -> None:
@@ -432,9 +425,9 @@ class SQLStore:
                 where = " AND ".join(f"f.{k} = ?" for k in key_cols)
                 joins = ""
                 if rule.source_type:
-                    joins += " JOIN entities s ON s.id = f.source_id"
+                    joins += " JOIN entities s ON s.group_id = f.group_id AND s.id = f.source_id"
                 if rule.target_type:
-                    joins += " JOIN entities t ON t.id = f.target_id"
+                    joins += " JOIN entities t ON t.group_id = f.group_id AND t.id = f.target_id"
                 rows = self._all(
                     c, f"SELECT f.id, {'s.type' if rule.source_type else 'NULL'}, "
                        f"{'t.type' if rule.target_type else 'NULL'} FROM facts f{joins} WHERE f.group_id = ? "
@@ -462,9 +455,10 @@ class SQLStore:
                 row = self._one(c, "SELECT fact_ids FROM episodes WHERE id = ? AND group_id = ?", (eid, group_id))
                 if row is not None:
                     rest = [f for f in self._from_json(row[0]) if f != fact_id]
-                    self._run(c, "UPDATE episodes SET fact_ids = ? WHERE id = ?", (self._json(rest), eid))
+                    self._run(c, "UPDATE episodes SET fact_ids = ? WHERE group_id = ? AND id = ?",
+                              (self._json(rest), group_id, eid))
             self._run(c, "DELETE FROM fact_episodes WHERE group_id = ? AND fact_id = ?", (group_id, fact_id))
-            self._delete_rows(c, "fact", [fact_id])
+            self._delete_rows(c, "fact", group_id, [fact_id])
         return 1
 
     def delete_episode(self, group_id: str, episode_id: str) -> dict[str, int]:
@@ -481,28 +475,33 @@ class SQLStore:
                 c, "SELECT entity_id FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))]
             mentioned = set(candidates)
             for fid in fact_ids:
-                rest = [r[0] for r in self._all(c, "SELECT episode_id FROM fact_episodes WHERE fact_id = ?", (fid,))]
+                rest = [r[0] for r in self._all(
+                    c, "SELECT episode_id FROM fact_episodes WHERE group_id = ? AND fact_id = ?", (group_id, fid))]
                 if rest:
-                    self._run(c, "UPDATE facts SET episodes = ? WHERE id = ?", (self._json(rest), fid))
+                    self._run(c, "UPDATE facts SET episodes = ? WHERE group_id = ? AND id = ?",
+                              (self._json(rest), group_id, fid))
                     continue
-                ends = self._one(c, "SELECT source_id, target_id FROM facts WHERE id = ?", (fid,))
+                ends = self._one(c, "SELECT source_id, target_id FROM facts WHERE group_id = ? AND id = ?",
+                                 (group_id, fid))
                 candidates += list(ends or ())
-                self._delete_rows(c, "fact", [fid])
+                self._delete_rows(c, "fact", group_id, [fid])
                 counts["facts"] += 1
             self._run(c, "DELETE FROM mentions WHERE group_id = ? AND episode_id = ?", (group_id, episode_id))
             for eid in dict.fromkeys(candidates):
-                other = self._one(c, "SELECT 1 FROM mentions WHERE entity_id = ? LIMIT 1", (eid,))
+                other = self._one(c, "SELECT 1 FROM mentions WHERE group_id = ? AND entity_id = ? LIMIT 1",
+                                  (group_id, eid))
                 used = self._one(c, "SELECT 1 FROM facts WHERE group_id = ? AND (source_id = ? OR target_id = ?) "
                                     "LIMIT 1", (group_id, eid, eid))
                 if other is None and used is None:
-                    self._delete_rows(c, "entity", [eid])
-                    self._run(c, "DELETE FROM entity_names WHERE entity_id = ?", (eid,))
-                    self._run(c, "DELETE FROM duplicates WHERE entity_id = ? OR canonical_id = ?", (eid, eid))
+                    self._delete_rows(c, "entity", group_id, [eid])
+                    self._run(c, "DELETE FROM entity_names WHERE group_id = ? AND entity_id = ?", (group_id, eid))
+                    self._run(c, "DELETE FROM duplicates WHERE group_id = ? AND (entity_id = ? OR canonical_id = ?)",
+                              (group_id, eid, eid))
                     counts["entities"] += 1
                 elif eid in mentioned:
                     self._run(c, "UPDATE entities SET mention_count = CASE WHEN mention_count > 1 "
-                                 "THEN mention_count - 1 ELSE 1 END WHERE id = ?", (eid,))
-            self._delete_rows(c, "episode", [episode_id])
+                                 "THEN mention_count - 1 ELSE 1 END WHERE group_id = ? AND id = ?", (group_id, eid))
+            self._delete_rows(c, "episode", group_id, [episode_id])
             counts["episodes"] = 1
         return counts
 
@@ -511,27 +510,42 @@ class SQLStore:
                          "communities")
 
     # ---- reads ----------------------------------------------------------------------------------
+    def _required_ts(self, value: Any) -> datetime:
+        """A time every stored row has (NOT NULL columns)."""
+        when = self._from_ts(value)
+        if when is None:  # pragma: no cover - the schema forbids it
+            raise StoreError("a stored row lacks a required time")
+        return when
+
     def _episode(self, r: Sequence[Any]) -> Episode:
+        d = _named(EP_COLS, r)
         return Episode.model_construct(
-            id=r[0], group_id=r[1], name=r[2], content=r[3], source=r[4], source_description=r[5], role=r[6],
-            role_type=r[7], conversation_id=r[8], valid_at=self._from_ts(r[9]), created_at=self._from_ts(r[10]),
-            fact_ids=list(self._from_json(r[11])), entity_ids=list(self._from_json(r[12])), embedding=None,
+            id=d["id"], group_id=d["group_id"], name=d["name"], content=d["content"], source=d["source"],
+            source_description=d["source_description"], role=d["role"], role_type=d["role_type"],
+            conversation_id=d["conversation_id"], valid_at=self._required_ts(d["valid_at"]),
+            created_at=self._required_ts(d["created_at"]), fact_ids=list(self._from_json(d["fact_ids"])),
+            entity_ids=list(self._from_json(d["entity_ids"])), embedding=None,
         )
 
     def _entity(self, r: Sequence[Any]) -> Entity:
+        d = _named(ENT_COLS, r)
         return Entity.model_construct(
-            id=r[0], group_id=r[1], name=r[2], type=r[3], aliases=list(self._from_json(r[4])), summary=r[5],
-            attributes=dict(self._from_json(r[6])), confidence=r[7], mention_count=r[8], source_episode_id=r[9],
-            created_at=self._from_ts(r[10]), updated_at=self._from_ts(r[11]), deleted_at=self._from_ts(r[12]),
-            embedding=None, conversation_id=r[13],
+            id=d["id"], group_id=d["group_id"], name=d["name"], type=d["type"],
+            aliases=list(self._from_json(d["aliases"])), summary=d["summary"],
+            attributes=dict(self._from_json(d["attributes"])), confidence=d["confidence"],
+            mention_count=d["mention_count"], source_episode_id=d["source_episode_id"],
+            created_at=self._required_ts(d["created_at"]), updated_at=self._required_ts(d["updated_at"]),
+            deleted_at=self._from_ts(d["deleted_at"]), embedding=None, conversation_id=d["conversation_id"],
         )
 
     def _fact(self, r: Sequence[Any]) -> Fact:
+        d = _named(FACT_COLS, r)
         return Fact.model_construct(
-            id=r[0], group_id=r[1], source_id=r[2], target_id=r[3], type=r[4], fact=r[5],
-            attributes=dict(self._from_json(r[6])), confidence=r[7], episodes=list(self._from_json(r[8])),
-            valid_at=self._from_ts(r[9]), invalid_at=self._from_ts(r[10]), created_at=self._from_ts(r[11]),
-            expired_at=self._from_ts(r[12]), embedding=None, conversation_id=r[13],
+            id=d["id"], group_id=d["group_id"], source_id=d["source_id"], target_id=d["target_id"], type=d["type"],
+            fact=d["fact"], attributes=dict(self._from_json(d["attributes"])), confidence=d["confidence"],
+            episodes=list(self._from_json(d["episodes"])), valid_at=self._from_ts(d["valid_at"]),
+            invalid_at=self._from_ts(d["invalid_at"]), created_at=self._required_ts(d["created_at"]),
+            expired_at=self._from_ts(d["expired_at"]), embedding=None, conversation_id=d["conversation_id"],
         )
 
     def _by_ids(self, table: str, cols: str, group_id: str, ids: Sequence[str], conv: Callable[[Any], Any],
@@ -541,7 +555,7 @@ class SQLStore:
         with self._read() as c:
             for chunk in chunks(wanted, self.CHUNK):
                 cond, params = self._in("id", chunk)
-                for r in self._all(c, f"SELECT {cols} FROM {table} WHERE {self.GROUP_COL} = ? AND {cond}{extra}",
+                for r in self._all(c, f"SELECT {cols} FROM {table} WHERE group_id = ? AND {cond}{extra}",
                                    (group_id, *params)):
                     out[r[0]] = conv(r)
         return [out[i] for i in wanted if i in out]
@@ -549,9 +563,8 @@ class SQLStore:
     def get_episodes(self, group_id: str, ids: Sequence[str]) -> list[Episode]:
         return self._by_ids("episodes", EP_COLS, group_id, ids, self._episode)
 
-    def get_entities(self, group_id: str, ids: Sequence[str], include_deleted: bool = False) -> list[Entity]:
-        extra = "" if include_deleted else " AND deleted_at IS NULL"
-        return self._by_ids("entities", ENT_COLS, group_id, ids, self._entity, extra)
+    def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
+        return self._by_ids("entities", ENT_COLS, group_id, ids, self._entity, " AND deleted_at IS NULL")
 
     def get_facts(self, group_id: str, ids: Sequence[str]) -> list[Fact]:
         return self._by_ids("facts", FACT_COLS, group_id, ids, self._fact)
@@ -559,10 +572,19 @@ class SQLStore:
     def entity_types(self, group_id: str, ids: Iterable[str]) -> dict[str, str]:
         return dict(self._by_ids("entities", "id, type", group_id, list(ids), tuple, " AND deleted_at IS NULL"))
 
-    def group_of(self, kind: SearchKind, record_id: str) -> str | None:
-        """The group an episode, entity or fact belongs to (for routes that name a record only by id)."""
-        rows = self._fetch(f"SELECT group_id FROM {TABLE[kind]} WHERE id = ?", (record_id,))
-        return rows[0][0] if rows else None
+    def groups_of(self, kind: SearchKind, record_id: str, within: Sequence[str] | None) -> list[str]:
+        """The groups among ``within`` (every group if None: an admin caller) holding an episode, entity or fact
+        with this id, sorted (for routes that name a record only by id). Ids are per group: several may."""
+        if within is not None:
+            groups = list(dict.fromkeys(within))
+            if not groups:
+                return []
+            cond, params = self._in("group_id", groups)
+            rows = self._fetch(f"SELECT group_id FROM {TABLE[kind]} WHERE {cond} AND id = ? ORDER BY group_id",
+                               (*params, record_id))
+        else:
+            rows = self._fetch(f"SELECT group_id FROM {TABLE[kind]} WHERE id = ? ORDER BY group_id", (record_id,))
+        return [r[0] for r in rows]
 
     def recent_episodes(self, group_id: str, *, before: datetime | None, source: str | None,
                         limit: int) -> list[Episode]:
@@ -614,22 +636,29 @@ class SQLStore:
 
     def _touching(self, cols: str, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                   types: Sequence[str] | None, limit: int, newest_first: bool) -> list[Any]:
-        """Rows of facts touching any of ``entity_ids`` (either end) valid under ``time``, by seq."""
+        """Rows of facts touching any of ``entity_ids`` (either end) valid under ``time``, by seq (the last
+        column of each row). Ids go in chunks; each chunk's first ``limit`` rows are merged and cut again."""
         tsql, tparams = self._time_sql("f", time)
-        ids = list(dict.fromkeys(entity_ids))[:500]
-        tfilter, typ = "", []
+        tfilter = ""
+        typ: list[Any] = []
         if types:
             tfilter, typ = self._in("f.type", list(types))
             tfilter = " AND " + tfilter
-        src, src_p = self._in("f.source_id", ids)
-        tgt, tgt_p = self._in("f.target_id", ids)
-        not_src, not_src_p = self._not_in("f.source_id", ids)
-        # two index-backed halves; an OR over source/target would scan the whole group
-        sql = (f"SELECT * FROM (SELECT {cols}, f.seq AS seq_ FROM facts f WHERE f.group_id = ? AND {src} "
-               f"AND {tsql}{tfilter} UNION ALL SELECT {cols}, f.seq FROM facts f WHERE f.group_id = ? AND {tgt} "
-               f"AND {not_src} AND {tsql}{tfilter}) u ORDER BY seq_ {'DESC' if newest_first else ''} LIMIT ?")
-        return self._fetch(sql, (group_id, *src_p, *tparams, *typ, group_id, *tgt_p, *not_src_p, *tparams, *typ,
-                                 limit))
+        by_seq: dict[int, Any] = {}
+        with self._read() as c:
+            for ids in chunks(list(dict.fromkeys(entity_ids)), self.CHUNK):
+                src, src_p = self._in("f.source_id", ids)
+                tgt, tgt_p = self._in("f.target_id", ids)
+                not_src, not_src_p = self._not_in("f.source_id", ids)
+                # two index-backed halves; an OR over source/target would scan the whole group
+                sql = (f"SELECT * FROM (SELECT {cols}, f.seq AS seq_ FROM facts f WHERE f.group_id = ? AND {src} "
+                       f"AND {tsql}{tfilter} UNION ALL SELECT {cols}, f.seq FROM facts f WHERE f.group_id = ? "
+                       f"AND {tgt} AND {not_src} AND {tsql}{tfilter}) u "
+                       f"ORDER BY seq_ {'DESC' if newest_first else ''} LIMIT ?")
+                for r in self._all(c, sql, (group_id, *src_p, *tparams, *typ, group_id, *tgt_p, *not_src_p,
+                                            *tparams, *typ, limit)):
+                    by_seq[r[-1]] = r  # a fact with its ends in two chunks comes twice: once is kept
+        return [by_seq[k] for k in sorted(by_seq, reverse=newest_first)][:limit]
 
     def facts_of_entities(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                           types: Sequence[str] | None = None, limit: int = 1000,
@@ -673,7 +702,8 @@ class SQLStore:
     def mentions_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for eid, epid in self._pairs("SELECT m.entity_id, m.episode_id FROM mentions m JOIN episodes e ON "
-                                     "e.id = m.episode_id WHERE m.group_id = ? AND {cond} ORDER BY e.valid_at",
+                                     "e.group_id = m.group_id AND e.id = m.episode_id WHERE m.group_id = ? AND {cond} "
+                                     "ORDER BY e.valid_at",
                                      group_id, "m.entity_id", entity_ids):
             out.setdefault(eid, []).append(epid)
         return out
@@ -682,10 +712,6 @@ class SQLStore:
         rows = self._pairs("SELECT community_id, entity_id FROM community_members WHERE group_id = ? AND {cond}",
                            group_id, "entity_id", entity_ids)
         return list(dict.fromkeys(r[0] for r in rows))
-
-    def duplicates_of(self, group_id: str) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in self._fetch(
-            "SELECT entity_id, canonical_id FROM duplicates WHERE group_id = ?", (group_id,))]
 
     def neighbours_among(self, group_id: str, center: str, candidates: Sequence[str],
                          time: TimeFilter) -> set[str]:
@@ -728,4 +754,4 @@ class SQLStore:
             "SELECT group_id FROM episodes UNION SELECT group_id FROM entities ORDER BY 1")]
 
 
-__all__ = ["BLOCK_COLS", "ENT_COLS", "EP_COLS", "FACT_COLS", "TABLE", "SQLStore", "chunks", "normalize_name"]
+__all__ = ["BLOCK_COLS", "ENT_COLS", "EP_COLS", "FACT_COLS", "TABLE", "SQLStore", "chunks"]

@@ -23,7 +23,8 @@ from loregraph.errors import StoreError
 from loregraph.graph.types import Block
 from loregraph.jobs.sqlite import SQLiteJobQueue
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
-from loregraph.store.sql import BLOCK_COLS, TABLE, SQLStore, chunks, normalize_name
+from loregraph.store.caches import LRU, TermStats
+from loregraph.store.sql import BLOCK_COLS, TABLE, SQLStore, chunks
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
 from loregraph.store.timefmt import parse_ts, ts
 from loregraph.store.vectors import GroupVectors
@@ -39,10 +40,13 @@ class SQLiteStore(SQLStore):
     """The embedded store. Not thread-safe by itself: use it from one thread (Memory does)."""
 
     MIGRATIONS_PACKAGE = "loregraph.store.migrations.sqlite"
-    GROUP_COL = "+group_id"  # filter by group without letting the planner pick the group index over id
     SPEAKER_SQL = "json_extract(attributes, '$.is_speaker') = 1"
     EXACT_KNN_MAX = 5000  # above this, a group's vectors are searched in memory (Hamming + rescoring)
     VECTOR_CACHE_GROUPS = 4
+    # bounds of the per-process caches below (measured: ~130 bytes per cached term, ~200 per count)
+    TERM_STATS_MAX = 20_000
+    COUNT_CACHE_MAX = 4096
+    INTEGRITY_CHECK_BUDGET_S = 5.0  # quick_check at open stops after this (a multi-GB file is reported unchecked)
 
     capabilities = StoreCapabilities(concurrent_readers=1, shared_queue=False)
 
@@ -60,15 +64,13 @@ class SQLiteStore(SQLStore):
         """The job queue in this database file (one worker process per file)."""
         return SQLiteJobQueue(self.path)
 
-    def __init__(self, path: str | Path, *, create: bool = True):
+    def __init__(self, path: str | Path):
         import sqlean
         import sqlite_vec
 
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self.label = str(self.path)
-        if not create and not self.path.exists():
-            raise StoreError(f"database file not found: {self.path}")
         if self.path.parent and not self.path.parent.exists():
             raise StoreError(f"directory does not exist for database file: {self.path.parent}")
         try:
@@ -79,6 +81,7 @@ class SQLiteStore(SQLStore):
         except Exception as exc:  # sqlean raises its own DatabaseError subclasses
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
         self._lock = threading.RLock()
+        self.integrity = self._check_integrity()
         c = self.conn
         c.execute("PRAGMA journal_mode=WAL")
         c.execute("PRAGMA synchronous=NORMAL")
@@ -86,13 +89,42 @@ class SQLiteStore(SQLStore):
         c.execute("PRAGMA temp_store=MEMORY")
         c.execute("PRAGMA cache_size=-65536")
         c.execute("PRAGMA mmap_size=1073741824")
-        self._vec_counts: dict[tuple[str, str], int] = {}
+        # per-group counts, dropped when the group's rows change: rows of a table (table, group) for the
+        # common-term ceiling of full text, and stored vectors of a kind (kind, group) for the kNN path
+        self._row_counts: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
+        self._vector_counts: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
         # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change.
         # Another process's writes are not seen here: a stale count only changes which common terms a query drops.
-        self._df_cache: dict[tuple[str, str], dict[str, int]] = {}
+        self._df_cache = TermStats(self.TERM_STATS_MAX)
         self._touched_vectors: set[tuple[str, str]] = set()
         self._vector_cache: dict[tuple[str, str], GroupVectors] = {}
         self._init_common()
+
+    def _check_integrity(self) -> str:
+        """A bounded ``PRAGMA quick_check`` at open: a damaged file is refused with what to do; a check that runs
+        out of its time budget (a very large file) is reported as ``unchecked``, not as damage."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return "ok"
+        deadline = time.monotonic() + self.INTEGRITY_CHECK_BUDGET_S
+        self.conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        try:
+            rows = self.conn.execute("PRAGMA quick_check(5)").fetchall()
+        except Exception as exc:
+            self.conn.set_progress_handler(None, 0)
+            if "interrupt" in str(exc).lower():
+                log.warning("integrity check of %s skipped: it takes over %.0f s", self.path,
+                            self.INTEGRITY_CHECK_BUDGET_S)
+                return "unchecked"
+            self.conn.close()
+            raise StoreError(f"SQLite database {self.path} is damaged or not a database ({exc}); restore it from a "
+                             f"backup, or salvage it with `sqlite3 {self.path} .recover`") from exc
+        self.conn.set_progress_handler(None, 0)
+        problems = [str(r[0]) for r in rows if r and r[0] != "ok"]
+        if problems:
+            self.conn.close()
+            raise StoreError(f"SQLite database {self.path} is damaged ({'; '.join(problems)[:300]}); restore it "
+                             f"from a backup, or salvage it with `sqlite3 {self.path} .recover`")
+        return "ok"
 
     # ---- dialect --------------------------------------------------------------------------------
     def _ts(self, value: datetime | None) -> str | None:
@@ -145,7 +177,8 @@ class SQLiteStore(SQLStore):
                     "DO UPDATE SET gen = gen + 1", sorted(self._touched_vectors))
             except BaseException:
                 self.conn.execute("ROLLBACK")
-                self._vec_counts.clear()
+                self._row_counts.clear()
+                self._vector_counts.clear()
                 self._df_cache.clear()
                 raise
             else:
@@ -163,12 +196,18 @@ class SQLiteStore(SQLStore):
     # ---- index rows -----------------------------------------------------------------------------
     def _index_record(self, c: Any, kind: SearchKind, seq: int, group_id: str, body: str,
                       embedding: list[float] | None) -> None:
-        table = f"{TABLE[kind]}_fts"
-        c.execute(f"DELETE FROM {table} WHERE rowid = ?", (seq,))
-        c.execute(f"INSERT INTO {table}(rowid, body) VALUES (?,?)", (seq, index_body(group_id, body)))
-        self._vec_counts.pop((table, group_id), None)
-        self._df_cache.pop((table, group_token(group_id)), None)
+        fts = f"{TABLE[kind]}_fts"
+        c.execute(f"DELETE FROM {fts} WHERE rowid = ?", (seq,))
+        c.execute(f"INSERT INTO {fts}(rowid, body) VALUES (?,?)", (seq, index_body(group_id, body)))
+        self._forget_counts(kind, group_id)
         self._vec_upsert(kind, seq, group_id, embedding)
+
+    def _forget_counts(self, kind: str, group_id: str) -> None:
+        """Drop the cached counts of a group's records of one kind (their rows changed)."""
+        table = TABLE[kind]
+        self._row_counts.pop((table, group_id))
+        self._df_cache.forget((table, group_token(group_id)))
+        self._vector_counts.pop((kind, group_id))
 
     def _vec_upsert(self, kind: str, seq: int, group_id: str, embedding: list[float] | None) -> None:
         if embedding is None:
@@ -182,7 +221,7 @@ class SQLiteStore(SQLStore):
         self._vec_delete(kind, [seq], group_id)
         self.conn.execute(f"INSERT INTO {kind}_vec(rowid, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
         self.conn.execute(f"INSERT INTO {kind}_emb(seq, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
-        self._vec_counts.pop((kind, group_id), None)
+        self._vector_counts.pop((kind, group_id))
         self._touched_vectors.add((kind, group_id))
 
     def _block_vec(self, embedding: list[float] | None) -> bytes | None:
@@ -200,26 +239,24 @@ class SQLiteStore(SQLStore):
                            "WHERE group_id = ? AND embedding IS NOT NULL ORDER BY d LIMIT ?", (blob, group_id, limit))
         return [(self._block(r), 1.0 - float(r[-1])) for r in rows]
 
-    def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str | None = None) -> None:
+    def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str) -> None:
         if self._dim is None or not seqs:
             return
-        if group_id is not None:
-            self._touched_vectors.add((kind, group_id))
-        else:  # unknown group: every cached group of this kind reloads
-            self._touched_vectors |= {k for k in self._vector_cache if k[0] == kind}
+        self._touched_vectors.add((kind, group_id))
         marks = _marks(seqs)
         self.conn.execute(f"DELETE FROM {kind}_vec WHERE rowid IN ({marks})", list(seqs))
         self.conn.execute(f"DELETE FROM {kind}_emb WHERE seq IN ({marks})", list(seqs))
 
-    def _delete_rows(self, c: Any, kind: SearchKind, ids: Sequence[str]) -> None:
+    def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
         table = TABLE[kind]
-        self._df_cache.clear()
+        self._forget_counts(kind, group_id)
         for chunk in chunks(ids, self.CHUNK):
-            seqs = [r[0] for r in c.execute(f"SELECT seq FROM {table} WHERE id IN ({_marks(chunk)})", chunk)]
+            seqs = [r[0] for r in c.execute(f"SELECT seq FROM {table} WHERE group_id = ? AND id IN ({_marks(chunk)})",
+                                            (group_id, *chunk))]
             if not seqs:
                 continue
             c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(seqs)})", seqs)
-            self._vec_delete(kind, seqs)
+            self._vec_delete(kind, seqs, group_id)
             c.execute(f"DELETE FROM {table} WHERE seq IN ({_marks(seqs)})", seqs)
 
     def delete_group(self, group_id: str) -> dict[str, int]:
@@ -232,8 +269,8 @@ class SQLiteStore(SQLStore):
                     c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(chunk)})", chunk)
                     self._vec_delete(kind, chunk, group_id)
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
-            self._vec_counts = {k: v for k, v in self._vec_counts.items() if k[1] != group_id}
-            self._df_cache.clear()
+            for kind in TABLE:
+                self._forget_counts(kind, group_id)
             for table in self.GROUP_SIDE_TABLES:
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
         return counts
@@ -271,7 +308,7 @@ class SQLiteStore(SQLStore):
         df: dict[str, int] = {}
         missing: list[str] = []
         for t in terms:
-            cached = self._df_cache.get((table, t[:GROUP_TOKEN_LEN]), {}).get(t)
+            cached = self._df_cache.get((table, t[:GROUP_TOKEN_LEN]), t)
             if cached is None:
                 missing.append(t)
             else:
@@ -280,7 +317,7 @@ class SQLiteStore(SQLStore):
             found = dict(self.conn.execute(
                 f"SELECT term, doc FROM {table}_fts_vocab WHERE term IN ({_marks(missing)})", missing).fetchall())
             for t in missing:
-                self._df_cache.setdefault((table, t[:GROUP_TOKEN_LEN]), {})[t] = found.get(t, 0)
+                self._df_cache.put((table, t[:GROUP_TOKEN_LEN]), t, found.get(t, 0))
                 if t in found:
                     df[t] = found[t]
         present = [t for t in terms if t in df]
@@ -292,11 +329,11 @@ class SQLiteStore(SQLStore):
         return rare or [min(present, key=lambda t: df[t])]
 
     def _row_count(self, table: str, group_id: str) -> int:
-        key = (table, group_id)
-        if key not in self._vec_counts:
-            self._vec_counts[key] = self.conn.execute(
-                f"SELECT COUNT(*) FROM {table} WHERE group_id = ?", (group_id,)).fetchone()[0]
-        return self._vec_counts[key]
+        n = self._row_counts.get((table, group_id))
+        if n is None:
+            n = self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE group_id = ?", (group_id,)).fetchone()[0]
+            self._row_counts.put((table, group_id), n)
+        return n
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
                time: TimeFilter | None = None) -> list[Hit]:
@@ -352,11 +389,11 @@ class SQLiteStore(SQLStore):
         return cached
 
     def _vector_count(self, kind: str, group_id: str) -> int:
-        key = (kind, group_id)
-        if key not in self._vec_counts:
-            self._vec_counts[key] = self.conn.execute(
-                f"SELECT COUNT(*) FROM {kind}_emb WHERE grp = ?", (group_id,)).fetchone()[0]
-        return self._vec_counts[key]
+        n = self._vector_counts.get((kind, group_id))
+        if n is None:
+            n = self.conn.execute(f"SELECT COUNT(*) FROM {kind}_emb WHERE grp = ?", (group_id,)).fetchone()[0]
+            self._vector_counts.put((kind, group_id), n)
+        return n
 
     def traverse(self, group_id: str, start_ids: Sequence[str], depth: int, time: TimeFilter) -> dict[str, int]:
         """Entities reachable from ``start_ids`` within ``depth`` hops over facts valid under ``time``.
@@ -391,4 +428,4 @@ def _split_sql(sql: str) -> list[str]:
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
-__all__ = ["SQLiteStore", "normalize_name", "parse_ts", "ts"]
+__all__ = ["SQLiteStore"]

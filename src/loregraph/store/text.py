@@ -22,6 +22,10 @@ STOPWORDS = frozenset(
     "where which who whom why will with would you your".split()
 )
 GROUP_TOKEN_LEN = 13
+# Words longer than this are cut to it, in indexing and querying alike (a query for the whole word still finds
+# it). PostgreSQL refuses a tsvector lexeme over 2047 bytes, which made a record with one ~2,000-character word
+# fail to index forever; 100 characters is at most 400 bytes of UTF-8 and no real word is longer.
+MAX_TERM_CHARS = 100
 
 
 @lru_cache(maxsize=4096)
@@ -31,8 +35,8 @@ def group_token(group_id: str) -> str:
 
 
 def terms(text: str) -> list[str]:
-    """Lower-cased, stop-word-free, stemmed words of ``text``, in order."""
-    words = [w for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
+    """Lower-cased, stop-word-free, stemmed words of ``text``, in order (each cut to ``MAX_TERM_CHARS``)."""
+    words = [w[:MAX_TERM_CHARS] for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
     return _STEMMER.stemWords(words) if words else []
 
 

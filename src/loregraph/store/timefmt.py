@@ -1,4 +1,4 @@
-"""How the SQL backends write times as text: fixed-width ISO-8601 UTC, so lexical order equals time order."""
+"""The stored time format, shared by every module that writes times as text (the SQLite store, the job queue)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ def ts(value: datetime | None) -> str | None:
 
 
 def parse_ts(value: str | None) -> datetime | None:
+    """The datetime of a stored time text (None stays None)."""
     if value is None:
         return None
     return datetime.fromisoformat(value)

@@ -24,6 +24,8 @@ class Principal:
     name: str
     admin: bool
     groups: frozenset[str]
+    keyless: bool = False
+    """No API keys are configured: every group may be read and written, but nothing may be wiped."""
 
     def can(self, group_id: str) -> bool:
         return self.admin or group_id in self.groups
@@ -35,13 +37,22 @@ class Principal:
                 log.warning("forbidden: key %r asked for a group outside its scope", self.name)
                 raise HTTPException(403, f"this API key may not access group {g!r}")
 
+    def require_destructive(self) -> None:
+        """Routes that delete whole groups or the whole graph need a key even on a keyless (loopback) server: a
+        web page the user visits could otherwise send the request."""
+        if self.keyless:
+            log.warning("forbidden: a destructive route on a server with no API keys")
+            raise HTTPException(403, "this route deletes data wholesale and needs an admin API key: configure "
+                                     "api_keys (LOREGRAPH_API_KEYS) with one marked admin: true")
+
     def require_admin(self) -> None:
+        self.require_destructive()
         if not self.admin:
             log.warning("forbidden: key %r asked for an admin route", self.name)
             raise HTTPException(403, "this route needs an admin API key")
 
 
-LOCAL = Principal("local (no API keys configured)", True, frozenset())
+LOCAL = Principal("local (no API keys configured)", True, frozenset(), keyless=True)
 
 
 class KeyRing:

@@ -27,9 +27,14 @@ IdPath = Annotated[str, Path(min_length=1, max_length=128)]
 
 
 async def readable_group_of(svc: Service, who: Principal, kind: SearchKind, record_id: str) -> str:
-    """The group of a record named only by id. A record outside the caller's groups is reported exactly like a
-    missing one (404), so ids of other groups can be neither read, changed nor probed."""
-    gid = await svc.memory.record_group(kind, record_id)
-    if gid is None or not who.can(gid):
+    """The group of a record named only by id, among the groups the caller may read. Ids are per group: a record
+    outside the caller's groups is reported exactly like a missing one (404), so ids of other groups can be
+    neither read, changed nor probed; an id in several of the caller's groups is ambiguous (409)."""
+    within = None if who.admin else sorted(who.groups)
+    found = await svc.memory.record_groups(kind, record_id, within)
+    if not found:
         raise HTTPException(404, f"{kind} {record_id} not found")
-    return gid
+    if len(found) > 1:
+        raise HTTPException(409, f"{kind} {record_id} exists in several of your groups ({', '.join(found)}); "
+                                 f"use a route that names the group")
+    return found[0]

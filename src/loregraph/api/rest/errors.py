@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from loregraph.errors import ConflictError, InvalidInputError, NotFoundError, SchemaViolationError, StoreError
 
 log = logging.getLogger("loregraph.api")
+STORE_RETRY_AFTER_S = 5
 
 
 def register_error_handlers(app: FastAPI) -> None:
@@ -40,7 +41,11 @@ def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StoreError)
     async def _store(request: Request, exc: StoreError) -> JSONResponse:
         log.error("store error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
-        return JSONResponse({"detail": "the store is unavailable"}, status_code=503)
+        service = getattr(request.app.state, "services", None)
+        if service is not None:
+            service.note_store_failure()
+        return JSONResponse({"detail": "the store is unavailable; try again later"}, status_code=503,
+                            headers={"Retry-After": str(STORE_RETRY_AFTER_S)})
 
 
 __all__ = ["register_error_handlers"]

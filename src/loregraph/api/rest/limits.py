@@ -1,7 +1,9 @@
-"""Request size limit: a body over ``max_bytes`` gets 413 before it is parsed (declared or streamed)."""
+"""Request size and time limits: a body over ``max_bytes`` gets 413 before it is parsed (declared or streamed); a
+body that stalls for ``read_timeout_s`` between chunks gets 408, so a slow client cannot hold a connection."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -12,9 +14,10 @@ DRAIN_LIMIT = 64 * 1024 * 1024
 
 
 class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, max_bytes: int):
+    def __init__(self, app: ASGIApp, max_bytes: int, read_timeout_s: float = 30.0):
         self.app = app
         self.max_bytes = max_bytes
+        self.read_timeout_s = read_timeout_s
 
     def _detail(self) -> str:
         return f"request body larger than {self.max_bytes} bytes"
@@ -37,7 +40,10 @@ class BodyLimitMiddleware:
 
         async def limited() -> Message:
             nonlocal seen
-            msg = await receive()
+            try:
+                msg = await asyncio.wait_for(receive(), self.read_timeout_s)
+            except TimeoutError:
+                raise HTTPException(408, f"the request body stalled for {self.read_timeout_s:g} s") from None
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > self.max_bytes:

@@ -1,17 +1,19 @@
 """Request and response bodies of the REST service (Graphiti-compatible where Graphiti has the route).
 
 Validation happens here, at the boundary: a bad field is a 422 that names it, before anything is queued
-or written.
+or written. loregraph's own bodies refuse unknown fields; the bodies of Graphiti's routes ignore them, as
+Graphiti's models do (each unknown name is logged once, never its value).
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
-from loregraph.graph.messages import Message, RecordId, Text
+from loregraph.graph.messages import Message, RecordId, Text, valid_text
 from loregraph.graph.types import GROUP_ID_PATTERN, validate_group_id
 
 
@@ -19,19 +21,67 @@ def _group(v: str) -> str:
     return validate_group_id(v, "group_id")
 
 
+Query = Annotated[str, StringConstraints(min_length=1, max_length=4096), AfterValidator(valid_text)]
+EntityName = Annotated[str, StringConstraints(min_length=1, max_length=512), AfterValidator(valid_text)]
+Summary = Annotated[str, StringConstraints(max_length=8192), AfterValidator(valid_text)]
+TypeName = Annotated[str, StringConstraints(max_length=64), AfterValidator(valid_text)]
+MAX_LIST_ITEMS = 256  # group ids or filter values in one request: bounded, so one request cannot stall others
 GroupId = Annotated[str, Field(min_length=1, max_length=128, pattern=GROUP_ID_PATTERN.pattern, examples=["alice"]),
                     AfterValidator(_group)]
 
 
 class _Body(BaseModel):
+    """A body of loregraph's own routes: unknown fields are refused (422 naming them)."""
+
     model_config = ConfigDict(extra="forbid")
 
 
+# ---- lenient bodies of Graphiti's routes ----------------------------------------------------------
+log = logging.getLogger("loregraph.api")
+UNKNOWN_NAMES_LOGGED = 256  # distinct unknown names logged per process; later new names are not
+UNKNOWN_NAME_CHARS = 64
+_unknown_seen: set[str] = set()
+
+
+def note_unknown_fields(model: type[BaseModel], data: Any) -> None:
+    """Log each unknown field name of a Graphiti-route body once per process: the name only (shortened and
+    quoted), never the value."""
+    if not isinstance(data, dict):
+        return
+    for key in data:
+        if not isinstance(key, str) or key in model.model_fields:
+            continue
+        name = key[:UNKNOWN_NAME_CHARS]
+        if name in _unknown_seen or len(_unknown_seen) > UNKNOWN_NAMES_LOGGED:
+            continue
+        _unknown_seen.add(name)
+        if len(_unknown_seen) > UNKNOWN_NAMES_LOGGED:
+            log.info("more unknown field names ignored; they are no longer logged")
+        else:
+            log.info("ignored unknown field %r (first seen in %s; logged once per name)", name, model.__name__)
+
+
+class _Lenient(BaseModel):
+    """A body of one of Graphiti's routes: unknown fields are ignored, as by Graphiti's own models."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unknown(cls, data: Any) -> Any:
+        note_unknown_fields(cls, data)
+        return data
+
+
 # ---- spec 000: add messages ---------------------------------------------------------------------
-MessageIn = Message  # the one message model (loregraph.graph.messages)
+class MessageIn(_Lenient, Message):
+    """The one message model (loregraph.graph.messages) as Graphiti's routes read it: unknown fields ignored.
+    Only the declared fields reach the queue (``to_payload``)."""
+
+    model_config = ConfigDict(extra="ignore")
 
 
-class AddMessagesRequest(_Body):
+class AddMessagesRequest(_Lenient):
     group_id: GroupId
     messages: list[MessageIn]
 
@@ -42,10 +92,24 @@ class Result(BaseModel):
 
 
 # ---- Graphiti-compatible routes -----------------------------------------------------------------
-class SearchQuery(_Body):
-    group_ids: list[GroupId] | None = Field(None, description="Default: every group the key may read")
-    query: Annotated[Text, Field(min_length=1, max_length=4096)]
-    max_facts: int = Field(10, ge=1, le=200)
+MAX_FACTS = 200
+QUERY_CHARS = 4096
+
+
+def _fact_count(v: int) -> int:
+    return min(max(v, 0), MAX_FACTS)
+
+
+FactCount = Annotated[StrictInt, Field(description=f"0 or less: no facts; above {MAX_FACTS}: {MAX_FACTS}"),
+                      AfterValidator(_fact_count)]
+
+
+class SearchQuery(_Lenient):
+    group_ids: list[GroupId] | None = Field(None, max_length=MAX_LIST_ITEMS,
+                                            description="Default: every group the key may read")
+    query: Annotated[Text, Field(description=f"Blank: no facts; only the first {QUERY_CHARS} characters are used"),
+                     AfterValidator(lambda v: v[:QUERY_CHARS])]
+    max_facts: FactCount = 10
 
 
 class FactResult(BaseModel):
@@ -65,22 +129,22 @@ class SearchResults(BaseModel):
     facts: list[FactResult]
 
 
-class GetMemoryRequest(_Body):
+class GetMemoryRequest(_Lenient):
     group_id: GroupId
-    max_facts: int = Field(10, ge=1, le=200)
+    max_facts: FactCount = 10
     center_node_uuid: RecordId | None = None
-    messages: list[MessageIn] = Field(min_length=1)
+    messages: list[MessageIn] = Field(description="No messages: no facts")
 
 
 class GetMemoryResponse(BaseModel):
     facts: list[FactResult]
 
 
-class AddEntityNodeRequest(_Body):
+class AddEntityNodeRequest(_Lenient):
     uuid: RecordId
     group_id: GroupId
-    name: Annotated[Text, Field(min_length=1, max_length=512)]
-    summary: Annotated[Text, Field(max_length=8192)] = ""
+    name: EntityName
+    summary: Summary = ""
 
 
 class EntityNode(BaseModel):
@@ -91,6 +155,7 @@ class EntityNode(BaseModel):
     created_at: datetime
     summary: str
     attributes: dict[str, Any]
+    name_embedding: list[float] | None = Field(None, description="Always null: loregraph does not return vectors")
 
 
 class EpisodicNode(BaseModel):
@@ -104,6 +169,7 @@ class EpisodicNode(BaseModel):
     content: str
     valid_at: datetime
     entity_edges: list[str]
+    episode_metadata: dict[str, Any] | None = Field(None, description="Always null: loregraph keeps none")
 
 
 # ---- loregraph's own routes ---------------------------------------------------------------------
@@ -129,10 +195,10 @@ class Fact(FactResult):
 
 
 class QueryGraphRequest(_Body):
-    query: Annotated[Text, Field(min_length=1, max_length=4096)]
-    entity_type: Annotated[Text, Field(max_length=64)] | None = None
-    relationship_type: Annotated[Text, Field(max_length=64)] | None = None
-    limit: int = Field(25, ge=1, le=200)
+    query: Query
+    entity_type: TypeName | None = None
+    relationship_type: TypeName | None = None
+    limit: StrictInt = Field(25, ge=1, le=200)
 
 
 class Provenance(BaseModel):
@@ -194,6 +260,7 @@ class RetryResult(BaseModel):
 
 class Health(BaseModel):
     status: str
+    detail: str | None = None
     schema_version: int | None = None
     worker: bool | None = None
     pending: int | None = None

@@ -102,4 +102,8 @@ async def health(request: Request) -> JSONResponse:
     except Exception as exc:
         log.error("health: the store does not answer (%s)", type(exc).__name__)
         return JSONResponse({"status": "unavailable"}, status_code=503)
+    if svc.degraded:
+        return JSONResponse({"status": "degraded", "detail": "the store cannot be written (disk full, read-only or "
+                                                             "unreachable); accepted messages wait and are retried",
+                             "schema_version": svc.schema_version, "worker": svc.worker.running}, status_code=503)
     return JSONResponse({"status": "ok", "schema_version": svc.schema_version, "worker": svc.worker.running})
