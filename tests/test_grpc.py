@@ -330,3 +330,10 @@ async def test_retyping_an_entity_is_checked_against_its_edges_in_the_graph(run)
     got = await expect_invalid(run, entities=[entity(a, type_id="node.company")])
     assert "entities[0].type_id" in [f for f, _ in got], got
     await run.upsert(entities=[entity(a, type_id="node.friend")])  # a subtype keeps the edge rule satisfied
+
+
+async def test_a_bad_group_in_metadata_is_invalid_argument(run):
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await run.upsert("bad group!", entities=[entity()])
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert violations_of(info.value)[0][0] == "x-group-id"

@@ -24,7 +24,7 @@ from loregraph.api.grpc.errors import abort_with
 from loregraph.api.rest.auth import KeyRing
 from loregraph.config import ApiKey
 from loregraph.errors import InvalidInputError, LoregraphError
-from loregraph.graph.types import GROUP_ID_PATTERN
+from loregraph.graph.types import validate_group_id
 from loregraph.ingest.knowledge import (
     REAL_WORLD_UNIVERSE_ID,
     BlockRecord,
@@ -107,9 +107,7 @@ class KnowledgeService(pb_grpc.KnowledgeServiceServicer):
                 group = next(iter(who.groups))
             else:
                 raise InvalidInputError("x-group-id: metadata required (this API key has several groups)")
-        if not GROUP_ID_PATTERN.match(group):
-            raise InvalidInputError("x-group-id: must be 1-128 characters of letters, digits, '_', '-', '.', ':' "
-                                    "or '@'")
+        validate_group_id(group, "x-group-id")
         if not who.can(group) and self.keyring.enabled:
             log.warning("grpc forbidden: key %r asked for a group outside its scope", who.name)
             raise Denied(grpc.StatusCode.PERMISSION_DENIED, f"this API key may not access group {group!r}")
