@@ -39,7 +39,7 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, list[tuple[str,
                   for v in exc.violations]
         return grpc.StatusCode.INVALID_ARGUMENT, str(exc), fields
     if isinstance(exc, InvalidInputError):
-        m = re.match(r"^([\w\[\]./ ]+?): (.+)$", str(exc), re.S)
+        m = re.match(r"^([\w\[\]./ -]+?): (.+)$", str(exc), re.S)
         fields = [(m.group(1), m.group(2))] if m else [("request", str(exc))]
         return grpc.StatusCode.INVALID_ARGUMENT, str(exc), fields
     if isinstance(exc, NotFoundError):
