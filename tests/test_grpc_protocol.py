@@ -101,3 +101,26 @@ async def test_standard_health_service(running):
     for service in ("", "loregraph.knowledge.v1.KnowledgeService"):
         res = await stub.Check(health_pb2.HealthCheckRequest(service=service))
         assert res.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_the_readme_grpcurl_calls_work(running):
+    """The JSON bodies of the README's grpcurl example, parsed as grpcurl does (proto3 JSON), succeed."""
+    import json
+    import re
+
+    from google.protobuf import json_format
+
+    from loregraph.api.grpc import knowledge_pb2 as pb
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## gRPC knowledge interface"):]
+    bodies = re.findall(r"-d '(\{.*?\})' localhost:50051 loregraph\.knowledge\.v1\.KnowledgeService/(\w+)", section,
+                        re.S)
+    assert [m for _, m in bodies] == ["UpsertGraphDelta", "FindEntityCandidates"]
+    md = [("x-group-id", "alice")]
+    up = json_format.ParseDict(json.loads(bodies[0][0]), pb.UpsertGraphDeltaRequest())
+    assert (await running.stub.UpsertGraphDelta(up, metadata=md)).entities_upserted == 1
+    find = json_format.ParseDict(json.loads(bodies[1][0]), pb.FindEntityCandidatesRequest())
+    res = await running.stub.FindEntityCandidates(find, metadata=md)
+    assert res.candidates[0].entity_name == "Ada Lovelace"
+    assert res.candidates[0].described_by_text.startswith("Mathematician")

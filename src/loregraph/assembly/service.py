@@ -208,6 +208,11 @@ def attach_projection(memory: Memory, settings: Settings) -> None:
                            f"qdrant_url") from exc
     memory.set_block_projection(projection)
 
+    async def close_projection() -> None:
+        projection.close()
+
+    memory.on_close(close_projection)
+
 
 def run_grpc(grpc_server: GrpcServerFactory, *, config_file: str | Path | None = None, **overrides: Any) -> int:
     """Serve the gRPC knowledge interface alone (``grpc_port``, default 50051) until SIGINT/SIGTERM."""
