@@ -126,3 +126,22 @@ async def test_compensation_when_the_commit_itself_fails(run, db_url):
     assert run.memory.store.get_blocks("g1", [b1])[0].text == "old text"
     after = run.projection.get("g1", [b1, b2])
     assert b2 not in after and after[b1].payload == before_point.payload
+
+
+async def test_candidates_search_the_projection_with_the_same_scores(run, embedder):
+    """With a projection configured, block similarity comes from Qdrant (spec 001); scores match the store's."""
+    ada, bo, b0, b1 = uid(), uid(), uid(), uid()
+    await run.upsert(entities=[entity(ada, "Ada"), entity(bo, "Bo", user="bob")],
+                     blocks=[block(b0, "wrote the first computer program"), block(b1, "a secret of bob's", user="bob")],
+                     edges=[edge(ada, b0, "DESCRIBED_BY"), edge(bo, b1, "DESCRIBED_BY", user="bob")])
+    finder = run.memory.candidate_finder()
+    assert finder.projection is run.projection
+    kw = dict(names=[], potential_type_ids=[], short_description="first program", user_id="alice", limit=5)
+    via_qdrant = finder.find("g1", **kw)
+    finder.projection = None
+    try:
+        via_store = finder.find("g1", **kw)
+    finally:
+        finder.projection = run.projection
+    assert [c.entity_id for c in via_qdrant] == [c.entity_id for c in via_store] == [ada]  # bob's block stays his
+    assert via_qdrant[0].score == pytest.approx(via_store[0].score, abs=1e-4)

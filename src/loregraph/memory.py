@@ -334,6 +334,7 @@ class Memory:
     def set_block_projection(self, projection: BlockProjection | None) -> None:
         """Project blocks into an external vector index (e.g. ``QdrantProjection``) on every knowledge write."""
         self.knowledge_writer().projection = projection
+        self.candidate_finder().projection = projection
 
     async def upsert_graph_delta(self, group_id: str, delta: KnowledgeDelta) -> UpsertResult:
         """Validate a knowledge delta completely (every violation at once) and write it in one transaction."""

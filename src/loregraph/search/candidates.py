@@ -13,6 +13,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Any
 
 from loregraph.errors import InvalidInputError
 from loregraph.graph.names import normalize_name
@@ -20,6 +21,7 @@ from loregraph.graph.types import Block, Entity
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.store import Store
+from loregraph.store.projection import BlockProjection
 
 log = logging.getLogger("loregraph.search")
 
@@ -72,10 +74,19 @@ def visible(attributes: dict[str, object], user_id: str) -> bool:
 
 
 class CandidateFinder:
-    def __init__(self, store: Store, schema: Schema, embedder: Embedder):
+    def __init__(self, store: Store, schema: Schema, embedder: Embedder, projection: BlockProjection | None = None):
         self.store = store
         self.schema = schema
         self.embedder = embedder
+        self.projection = projection  # when set, block similarity is searched there (spec 001), else in the store
+
+    def _block_hits(self, group_id: str, vec: Any, k: int, user_id: str) -> list[tuple[str, int, float]]:
+        """(root entity id, block level, cosine similarity) of the nearest blocks the user may see."""
+        if self.projection is not None:
+            return [(str(p.get("root_entity_id", "")), int(p.get("block_level", 0)), score)
+                    for p, score in self.projection.search(group_id, [float(x) for x in vec], k, user_id)]
+        return [(b.entity_id, b.level, raw) for b, raw in self.store.block_vector(group_id, vec, k)
+                if visible(b.attributes, user_id)]
 
     def find(self, group_id: str, *, names: list[str], potential_type_ids: list[str], short_description: str,
              user_id: str, limit: int | None) -> list[Candidate]:
@@ -112,12 +123,10 @@ class CandidateFinder:
         semantic: dict[str, float] = {}
         if desc:
             vec = self.embedder.embed_one(desc)
-            for blk, raw in self.store.block_vector(group_id, vec, max(10 * n, 100)):
-                if not visible(blk.attributes, user_id):
-                    continue
-                w = weighted_similarity(max(raw, 0.0), blk.level)
-                if w > semantic.get(blk.entity_id, -1.0):
-                    semantic[blk.entity_id] = w
+            for root, level, raw in self._block_hits(group_id, vec, max(10 * n, 100), user_id):
+                w = weighted_similarity(max(raw, 0.0), level)
+                if w > semantic.get(root, -1.0):
+                    semantic[root] = w
             missing = [eid for eid in semantic if eid not in ents]
             for e in self.store.get_entities(group_id, missing):
                 ents[e.id] = e

@@ -37,6 +37,11 @@ class BlockProjection(Protocol):
         ...
 
     def get(self, group_id: str, ids: list[str]) -> dict[str, BlockPoint]: ...
+    def search(self, group_id: str, vector: list[float], limit: int,
+               user_id: str) -> list[tuple[dict[str, Any], float]]:
+        """Nearest blocks the user may see (own or SHARED): (payload, cosine similarity), best first."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -106,6 +111,17 @@ class QdrantProjection:
         if old:
             self.upsert(group_id, old)
         log.info("projection restored: deleted=%d restored=%d", len(new), len(old))
+
+    def search(self, group_id: str, vector: list[float], limit: int,
+               user_id: str) -> list[tuple[dict[str, Any], float]]:
+        from qdrant_client import models
+
+        name = self._ensure(group_id)
+        visible = models.Filter(should=[
+            models.FieldCondition(key="user_id", match=models.MatchValue(value=user_id)),
+            models.FieldCondition(key="visibility", match=models.MatchValue(value="SHARED"))])
+        res = self.client.query_points(name, query=vector, limit=limit, query_filter=visible, with_payload=True)
+        return [(dict(p.payload or {}), float(p.score)) for p in res.points]
 
     def close(self) -> None:
         self.client.close()
