@@ -9,6 +9,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+PG_FIXTURES = {"pg_url", "pg_db"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that needs the PostgreSQL server (``-m "not postgres"`` runs the rest without one)."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        on_postgres = any(str(v).startswith("postg") for v in params.values())
+        if PG_FIXTURES & set(getattr(item, "fixturenames", ())) or on_postgres:
+            item.add_marker(pytest.mark.postgres)
 
 
 @pytest.fixture(scope="session")

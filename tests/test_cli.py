@@ -59,6 +59,37 @@ def test_ingesting_the_same_file_twice_stores_each_message_once(tmp_path, messag
     assert len(ids) == len(set(ids)) and len([e for e in res["episodes"] if "Django" in e["content"]]) == 1
 
 
+def test_history_shows_what_ended_and_the_default_output_is_compact(tmp_path):
+    """Issue 18: `--history` brings ended facts with their interval; the default output names each result's group."""
+    db, lines = tmp_path / "m.db", tmp_path / "h.jsonl"
+    lines.write_text("".join(json.dumps({"group_id": "ana", "role_type": "user", **r}) + "\n" for r in [
+        {"timestamp": "2025-01-02T10:00:00Z", "content": "Project Atlas uses MySQL for its data."},
+        {"timestamp": "2025-02-02T10:00:00Z", "content": "We switched Atlas from MySQL to PostgreSQL."}]))
+    run("ingest", str(lines), "--db", str(db))
+    now = json.loads(run("search", "Which database does Atlas use?", "-g", "ana", "--db", str(db), "--json").stdout)
+    assert all(f["current"] for f in now["facts"])
+    hist = json.loads(run("search", "Which database does Atlas use?", "-g", "ana", "--db", str(db), "--history",
+                          "--json").stdout)
+    ended = [f for f in hist["facts"] if not f["current"]]
+    assert any(f["target"] == "MySQL" and f["invalid_at"].startswith("2025-02-02") for f in ended)
+    assert any(f["target"] == "PostgreSQL" and f["current"] for f in hist["facts"])
+    text = " ".join(run("search", "Which database does Atlas use?", "-g", "ana", "--db", str(db), "--history")
+                    .stdout.split())
+    assert "ana Atlas uses MySQL" in text and "2025-01-02 → 2025-02-02 (ended)" in text
+
+
+def test_help_shows_flags_as_flags():
+    """Issue 18: no `--json <bool>`, no `--no-no-quantize`, every option described."""
+    search = run("search", "--help").stdout
+    assert "--json " in search and "<bool>" not in search and "--history" in search
+    prepare = run("models", "prepare", "--help").stdout
+    assert "--no-quantize" in prepare and "--no-no-quantize" not in prepare
+    for command in ("ingest", "extract", "demo"):
+        text = run(command, "--help").stdout
+        assert "gold" not in text.lower()
+        assert "-v, --verbose" in text and "Log what happens" in text
+
+
 def test_cli_errors_are_clear_and_exit_1(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"content": "x"}\nnot json\n')

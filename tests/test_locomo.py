@@ -39,6 +39,7 @@ def test_locomo_smoke_run_on_one_conversation(tmp_path):
                      r"k=10 questions=(\d+)", last)
     assert m, last
     recall, bm25, vector, n = float(m[1]), float(m[2]), float(m[3]), int(m[4])
-    assert n > 10 and 0 < recall <= 1 and 0 < bm25 <= 1 and 0 <= vector <= 1
+    # measured on this slice (conversation 0, 40 questions): loregraph 0.635, BM25 0.558, vector 0.427
+    assert n > 10 and recall >= 0.58 and recall > bm25 > vector
     dates = re.search(r"session dates in valid_at: (\d+)/(\d+)", out.stderr.replace("\n", " "))
     assert dates and dates[1] == dates[2]  # every checked turn carries its session's date-time

@@ -95,8 +95,8 @@ async def test_ac16_17_previous_episode_context(open_memory):
     await m.add_messages("g1", [msg("late", T0 + timedelta(hours=2))])
     ctx = ext.calls[-1][1]
     contents = [p.content for p in ctx.previous_episodes]
-    assert 0 < len(contents) <= 8
-    assert contents[-1] == "message 7" and "other group" not in contents and "a text note" not in contents
+    # the PREVIOUS_EPISODES (5) latest messages of the group, oldest first; no other group, no other source
+    assert contents == [f"message {i}" for i in range(3, 8)]
     # an episode dated earlier only sees what came before it
     await m.add_messages("g1", [msg("back in time", T0 + timedelta(minutes=2, seconds=30))])
     assert [p.content for p in ext.calls[-1][1].previous_episodes][-1] == "message 2"

@@ -54,8 +54,8 @@ async def test_query_graph_first_person_and_filters(mem):
     assert ans.found and ("USER", "USES", "Docker") in rels(ans)
     assert all(r.fact.type == "USES" for r in ans.relationships)
     assert "Terraform" not in {r.target.name for r in ans.relationships}  # no longer used
-    prefs = await mem.query_graph("anything", "ines", relationship_type="PREFERS")
-    assert prefs.relationships == [] or all(r.fact.type == "PREFERS" for r in prefs.relationships)
+    prefs = await mem.query_graph("What tools do I use or like?", "ines", relationship_type="PREFERS")
+    assert prefs.relationships and all(r.fact.type == "PREFERS" for r in prefs.relationships)
     me = await mem.query_graph("What do I prefer?", "ines")
     assert ("USER", "PREFERS", "Vim") in rels(me)
     with pytest.raises(ValueError, match="relationship_type"):
@@ -180,3 +180,25 @@ async def test_user_defined_types_from_a_schema_file_work(open_memory, tmp_path)
     assert [f.type for f in res.facts] == ["TRAINS_ON"]
     ans = await m.query_graph("What does ClickLog relate to?", "ds", entity_type="dataset")
     assert ans.found
+
+
+async def test_explain_an_ended_fact_names_the_message_that_ended_it(open_memory):
+    """Issue 18: "how do you know it ended?" — explain names the ending message besides the creating one."""
+    m = await open_memory()
+    await m.add_messages("kai", [
+        {"content": "Project Vega uses Redis for caching.", "role_type": "user", "name": "first",
+         "timestamp": "2025-01-05T09:00:00Z"},
+        {"content": "We switched Vega from Redis to Memcached.", "role_type": "user", "name": "switch",
+         "timestamp": "2025-03-01T09:00:00Z"}])
+    ended = [f for f in await m.list_facts("kai", current=False) if not f.is_current()]
+    assert ended, "the switch ends the Redis fact"
+    why = await m.explain("kai", ended[0].id)
+    assert [s.message_name for s in why.sources] == ["first"]
+    assert why.ended_by is not None and why.ended_by.message_name == "switch"
+    current = next(f for f in await m.list_facts("kai") if "Memcached" in f.fact)
+    assert (await m.explain("kai", current.id)).ended_by is None
+    # history through search: the ended fact comes back only when asked for
+    plain = await m.search("What does Vega use for caching?", "kai")
+    hist = await m.search("What does Vega use for caching?", "kai", include_ended=True)
+    assert ended[0].id not in {f.fact.id for f in plain.facts}
+    assert ended[0].id in {f.fact.id for f in hist.facts}

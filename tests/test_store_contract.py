@@ -103,10 +103,6 @@ def store(backend):
     return backend.fresh()
 
 
-def test_reused_cases_are_collected_here():
-    assert all(f.__name__ in globals() for f in REUSED)
-
-
 def test_migrations_are_recorded_and_reopen_is_idempotent(backend):
     url = backend.new_url()
     s = backend.open(url)

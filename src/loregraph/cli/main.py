@@ -18,16 +18,18 @@ from typing import Any
 import typer
 from rich.console import Console
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
+app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="loregraph: temporal knowledge-graph memory for AI agents (embedded, offline).")
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks; each prints a ratio against a same-run baseline.")
-models_app = typer.Typer(no_args_is_help=True, help="Local model files.")
+bench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="Benchmarks; each prints a ratio against a same-run baseline.")
+models_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Local model files.")
 app.add_typer(bench_app, name="bench")
 app.add_typer(models_app, name="models")
 console = Console()
 err = Console(stderr=True)
 
 DB_HELP = "Database URL (sqlite:///path.db) or a file path."
+VERBOSE_HELP = "Log what happens (counts and timings)."
 
 
 def _setup(verbose: bool = False) -> None:
@@ -84,7 +86,7 @@ def _progress():
 # ---- demo -------------------------------------------------------------------------------------
 @app.command()
 def demo(db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database."),
-         verbose: bool = typer.Option(False, "--verbose", "-v")) -> None:
+         verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP)) -> None:
     """Ingest a bundled conversation offline, then show the graph and answer questions."""
     _setup(verbose)
     from loregraph.cli.demo import run_demo
@@ -97,7 +99,7 @@ def demo(db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary 
 def ingest(file: Path = typer.Argument(..., help="JSON lines: content, role_type/role, timestamp, group_id/user_id"),
            db: str = typer.Option("sqlite:///memory.db", help=DB_HELP),
            group: str = typer.Option(None, help="Group for lines that name none."),
-           verbose: bool = typer.Option(False, "--verbose", "-v")) -> None:
+           verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP)) -> None:
     """Ingest messages from a JSONL file, in order."""
     _setup(verbose)
     rows = read_jsonl(file)
@@ -137,11 +139,15 @@ def ingest(file: Path = typer.Argument(..., help="JSON lines: content, role_type
 
 
 @app.command()
-def search(query: str = typer.Argument(...), group: list[str] = typer.Option(..., "--group", "-g"),
+def search(query: str = typer.Argument(..., help="A question or keywords."),
+           group: list[str] = typer.Option(..., "--group", "-g", help="Group(s) to search (repeat -g for several)."),
            db: str = typer.Option("sqlite:///memory.db", help=DB_HELP),
-           limit: int = typer.Option(10, min=1, max=200),
+           limit: int = typer.Option(10, min=1, max=200, help="Results per part (facts, messages)."),
            as_of: datetime = typer.Option(None, help="Answer what was true at this time (ISO-8601)."),
-           as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables.")) -> None:
+           history: bool = typer.Option(False, "--history",
+                                        help="Current and ended facts, each with its validity interval."),
+           tables: bool = typer.Option(False, "--tables", help="Every part as tables, with scores."),
+           as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text.")) -> None:
     """Hybrid search (BM25 + vector + graph) over one or more groups."""
     _setup()
     from loregraph.store import url_scheme
@@ -154,23 +160,25 @@ def search(query: str = typer.Argument(...), group: list[str] = typer.Option(...
 
         m = await Memory.open(db)
         try:
-            res = await m.search(query, group, limit=limit, as_of=as_of)
+            res = await m.search(query, group, limit=limit, as_of=as_of, include_ended=history)
         finally:
             await m.close()
         if as_json:
             console.print_json(json.dumps({
-                "facts": [{"fact": f.fact.fact, "type": f.fact.type, "source": f.source_name, "target": f.target_name,
-                           "valid_at": _iso(f.fact.valid_at), "invalid_at": _iso(f.fact.invalid_at),
+                "facts": [{"group_id": f.fact.group_id, "fact": f.fact.fact, "type": f.fact.type,
+                           "source": f.source_name, "target": f.target_name, "valid_at": _iso(f.fact.valid_at),
+                           "invalid_at": _iso(f.fact.invalid_at), "current": f.fact.is_current(),
                            "score": f.score, "id": f.fact.id} for f in res.facts],
-                "entities": [{"name": e.entity.name, "type": e.entity.type, "id": e.entity.id, "score": e.score}
-                             for e in res.entities],
-                "episodes": [{"content": e.episode.content, "valid_at": _iso(e.episode.valid_at),
-                              "id": e.episode.id, "score": e.score} for e in res.episodes],
+                "entities": [{"group_id": e.entity.group_id, "name": e.entity.name, "type": e.entity.type,
+                              "id": e.entity.id, "score": e.score} for e in res.entities],
+                "episodes": [{"group_id": e.episode.group_id, "content": e.episode.content,
+                              "valid_at": _iso(e.episode.valid_at), "id": e.episode.id, "score": e.score}
+                             for e in res.episodes],
                 "timings_ms": res.timings_ms}))
             return
-        from loregraph.cli.render import render_search
+        from loregraph.cli.render import render_compact, render_search
 
-        render_search(console, res)
+        (render_search if tables else render_compact)(console, res)
 
     _run(go())
 
@@ -181,9 +189,10 @@ def _iso(v: datetime | None) -> str | None:
 
 # ---- extract ----------------------------------------------------------------------------------
 @app.command()
-def extract(file: Path = typer.Argument(..., help="Gold-set style JSONL (user_id, message_id, content, ...)"),
+def extract(file: Path = typer.Argument(..., help="Messages as JSON lines (group_id or user_id, content, role, "
+                                                    "timestamp, message_id)"),
             db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database."),
-            verbose: bool = typer.Option(False, "--verbose", "-v")) -> None:
+            verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP)) -> None:
     """Process messages in order and print the extraction report (one line per message, then final state)."""
     _setup(verbose)
     rows = read_jsonl(file)
@@ -334,10 +343,22 @@ def worker_cmd(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///
 # ---- models -----------------------------------------------------------------------------------
 @models_app.command("prepare")
 def models_prepare(model_dir: Path = typer.Option(None, help="A local sentence-transformers model folder."),
-                   no_quantize: bool = typer.Option(False, help="Keep fp32 instead of int8.")) -> None:
+                   no_quantize: bool = typer.Option(False, "--no-quantize", help="Keep fp32 instead of int8."),
+                   check: bool = typer.Option(False, "--check", help="Only say whether the model is ready (exit 1 "
+                                                                    "if not); export nothing.")) -> None:
     """Export the local embedding model to ONNX once (needs the 'export' extra: torch)."""
-    _setup(True)
+    _setup(not check)
     from loregraph.models.embedder import prepare_model
+
+    if check:
+        from loregraph.models.model_files import DEFAULT_MODEL_NAME, existing_onnx, export_dir, resolve_model_dir
+
+        name = str(model_dir) if model_dir else DEFAULT_MODEL_NAME
+        ready = existing_onnx(export_dir(name, resolve_model_dir(name, model_dir)), not no_quantize)
+        if ready is None:
+            _fail("the embedding model is not exported yet: run `loregraph models prepare`")
+        console.print(f"model ready: {ready}")
+        return
 
     try:
         path = prepare_model(model_dir=model_dir, quantize=not no_quantize) if model_dir else \

@@ -14,17 +14,49 @@ def fmt_time(v: datetime | None) -> str:
     return v.strftime("%Y-%m-%d") if v else "—"
 
 
+def interval(valid_at: datetime | None, invalid_at: datetime | None) -> str:
+    """A fact's validity: "since 2025-03-03" while current, "2025-03-03 → 2025-05-19" once ended."""
+    if invalid_at is None:
+        return f"since {fmt_time(valid_at)}" if valid_at else "current"
+    return f"{fmt_time(valid_at)} → {fmt_time(invalid_at)}"
+
+
+def render_compact(console: Console, res: SearchResults, limit: int | None = None) -> None:
+    """One line per fact (group, fact, validity) and per related message: the default of ``loregraph search``."""
+    if res.is_empty():
+        console.print("[yellow]No relevant memory found.[/yellow]")
+        return
+    from rich.markup import escape
+
+    if res.facts:
+        console.print(f"[bold]Facts[/bold] ({len(res.facts[:limit])})")
+        for f in res.facts[:limit]:
+            ended = "" if f.fact.is_current() else " [dim](ended)[/dim]"
+            console.print(f"  [cyan]{escape(f.fact.group_id)}[/cyan]  {escape(f.fact.fact)}  "
+                          f"[dim]{interval(f.fact.valid_at, f.fact.invalid_at)}[/dim]{ended}")
+    if res.episodes:
+        console.print(f"[bold]Messages[/bold] ({len(res.episodes[:limit])})")
+        for ep in res.episodes[:limit]:
+            text = " ".join(ep.episode.content.split())
+            console.print(f"  [cyan]{escape(ep.episode.group_id)}[/cyan]  {fmt_time(ep.episode.valid_at)}  "
+                          f"{escape(text[:100])}{'…' if len(text) > 100 else ''}")
+    if not res.facts and res.entities:
+        names = ", ".join(f"{e.entity.name} ({e.entity.type})" for e in res.entities[:limit])
+        console.print(f"[bold]Entities[/bold]: {escape(names)}")
+
+
 def render_search(console: Console, res: SearchResults, limit: int | None = None) -> None:
+    """Every part of the results as tables, with scores (``loregraph search --tables``)."""
     if res.is_empty():
         console.print("[yellow]No relevant memory found.[/yellow]")
         return
     if res.facts:
         t = Table(title="Facts", show_lines=False)
-        for col in ("fact", "type", "valid from", "valid until", "score"):
+        for col in ("group", "fact", "type", "valid from", "valid until", "score"):
             t.add_column(col)
         for f in res.facts[:limit]:
-            t.add_row(f.fact.fact, f.fact.type, fmt_time(f.fact.valid_at), fmt_time(f.fact.invalid_at),
-                      f"{f.score:.4f}")
+            t.add_row(f.fact.group_id, f.fact.fact, f.fact.type, fmt_time(f.fact.valid_at),
+                      fmt_time(f.fact.invalid_at), f"{f.score:.4f}")
         console.print(t)
     if res.entities:
         t = Table(title="Entities")

@@ -181,6 +181,8 @@ class FactInvalidation(BaseModel):
     invalid_at: datetime
     expired_at: datetime = Field(default_factory=utcnow)
     reason: str = "superseded"
+    episode_id: str | None = None
+    """The episode that ended the fact (recorded as ``attributes.ended_by``, so ``explain`` can name it)."""
 
 
 class GraphDelta(BaseModel):

@@ -338,8 +338,9 @@ class DeltaBuilder:
         if old.valid_at is not None and old.valid_at > when:
             return  # the message is older than the fact it would end: keep the newer fact
         self.invalidations[old.id] = FactInvalidation(fact_id=old.id, invalid_at=when, expired_at=self.now,
-                                                      reason=reason)
+                                                      reason=reason, episode_id=self.episode.id)
         old.invalid_at, old.expired_at = when, self.now
+        old.attributes.update({"ended_by": self.episode.id, "end_reason": reason})
         self.invalidated_facts[old.id] = old
         self.facts.pop(old.id, None)
 

@@ -101,6 +101,8 @@ class Explanation:
     kind: Literal["entity", "fact"]
     record: Entity | Fact
     sources: list[Provenance]
+    ended_by: Provenance | None = None
+    """For an ended fact: the message that ended it (when the ending came from a message)."""
 
     @property
     def conversation_ids(self) -> list[str]:
@@ -238,7 +240,8 @@ class GraphQuery:
             return Explanation("entity", ents[0], [prov[e] for e in episode_ids if e in prov])
         facts = self.store.get_facts(group_id, [record_id])
         if facts:
-            prov = self._provenance(group_id, set(facts[0].episodes))
+            ender = facts[0].attributes.get("ended_by")
+            prov = self._provenance(group_id, set(facts[0].episodes) | ({ender} if ender else set()))
             sources = sorted((prov[e] for e in facts[0].episodes if e in prov), key=lambda p: p.valid_at)
-            return Explanation("fact", facts[0], sources)
+            return Explanation("fact", facts[0], sources, prov.get(ender) if ender else None)
         raise NotFoundError(f"no entity or fact {record_id} in group {group_id}")

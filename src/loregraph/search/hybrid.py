@@ -56,6 +56,7 @@ class SearchRequest(BaseModel):
     limit: int = Field(default=10, ge=1, le=200)
     filters: SearchFilters = Field(default_factory=SearchFilters)
     as_of: datetime | None = None
+    include_ended: bool = Field(default=False, description="Ended facts too (history), each with its interval")
     include: list[SearchPart] = Field(default_factory=lambda: list(SEARCH_PARTS))
     center_node_id: str | None = None
     mmr: float | None = Field(default=None, ge=0.0, le=1.0, description="MMR lambda; None disables")
@@ -210,7 +211,7 @@ class HybridSearch:
     def _search(self, req: SearchRequest) -> SearchResults:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
-        tf = TimeFilter(as_of=req.as_of)
+        tf = TimeFilter(as_of=req.as_of, include_expired=req.include_ended and req.as_of is None)
         qvec = self.embedder.embed_one(req.query)
         timings["embed"] = _ms(t0)
         fetch = max(req.limit * 5, self.MIN_POOL)  # fusion normalises over the candidate pool: keep it wide
@@ -383,7 +384,7 @@ class HybridSearch:
 
     @staticmethod
     def _fact_ok(f: Fact, flt: SearchFilters, tf: TimeFilter) -> bool:
-        if tf.as_of is None and not f.is_current():
+        if tf.as_of is None and not tf.include_expired and not f.is_current():
             return False
         if tf.as_of is not None and not f.held_at(tf.as_of):
             return False

@@ -102,6 +102,7 @@ class PostgresStore(SQLStore):
                       "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)")
     CHUNK = 100_000  # ids go as one array parameter
     SPEAKER_SQL = "attributes->'is_speaker' IN ('true'::jsonb, '1'::jsonb)"
+    JSON_MERGE_SQL = "attributes || ?::jsonb"
     # Vectors: exact kNN within a group up to this many rows of a kind, a partial HNSW index of the group beyond
     # (measured: exact p50 4.8 ms at 3k rows, 20 ms at 10k, 44 ms at 30k; the index 1.0-1.7 ms at 10k-30k)
     HNSW_MIN_ROWS = 3000

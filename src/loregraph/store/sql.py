@@ -66,6 +66,7 @@ class SQLStore:
                       "name TEXT NOT NULL, applied_at TEXT NOT NULL)")
     CHUNK = 500  # ids per IN list
     SPEAKER_SQL = ""  # condition selecting entities flagged is_speaker
+    JSON_MERGE_SQL = ""  # ``attributes`` with the keys of the JSON object parameter set (one ``?``)
     capabilities = StoreCapabilities()
     # Vector indexes that a backend builds as groups grow (PostgreSQL's per-group HNSW): set False during a bulk
     # import so they are built once by checkpoint() rather than kept up row by row
@@ -266,9 +267,13 @@ class SQLStore:
             for fact in delta.facts:
                 self._upsert_fact(c, fact)
             for inv in delta.invalidations:
+                ending = {"end_reason": inv.reason, **({"ended_by": inv.episode_id} if inv.episode_id else {})}
                 n = self._run(c, "UPDATE facts SET invalid_at = COALESCE(invalid_at, ?), "
-                                 "expired_at = COALESCE(expired_at, ?) WHERE id = ? AND group_id = ?",
-                              (self._ts(inv.invalid_at), self._ts(inv.expired_at), inv.fact_id, gid))
+                                 "expired_at = COALESCE(expired_at, ?), "
+                                 f"attributes = CASE WHEN invalid_at IS NULL THEN {self.JSON_MERGE_SQL} "
+                                 "ELSE attributes END WHERE id = ? AND group_id = ?",
+                              (self._ts(inv.invalid_at), self._ts(inv.expired_at), self._json(ending), inv.fact_id,
+                               gid))
                 if n == 0:
                     raise SchemaViolationError([Violation("invalidations", "fact_id",
                                                           "fact not found in group", inv.fact_id)])

@@ -41,6 +41,7 @@ class SQLiteStore(SQLStore):
 
     MIGRATIONS_PACKAGE = "loregraph.store.migrations.sqlite"
     SPEAKER_SQL = "json_extract(attributes, '$.is_speaker') = 1"
+    JSON_MERGE_SQL = "json_patch(attributes, ?)"
     EXACT_KNN_MAX = 5000  # above this, a group's vectors are searched in memory (Hamming + rescoring)
     VECTOR_CACHE_GROUPS = 4
     # bounds of the per-process caches below (measured: ~130 bytes per cached term, ~200 per count)

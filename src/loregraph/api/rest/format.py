@@ -52,4 +52,5 @@ def explanation(x: Explanation) -> m.Explanation:
     rec = x.record
     return m.Explanation(kind=x.kind, entity=entity(rec) if isinstance(rec, Entity) else None,
                          fact=fact(rec) if isinstance(rec, Fact) else None,
-                         sources=[provenance(p) for p in x.sources], conversation_ids=x.conversation_ids)
+                         sources=[provenance(p) for p in x.sources], conversation_ids=x.conversation_ids,
+                         ended_by=provenance(x.ended_by) if x.ended_by else None)

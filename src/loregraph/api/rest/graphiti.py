@@ -72,7 +72,8 @@ async def search(body: m.SearchQuery, svc: Svc, who: Who) -> m.SearchResults:
     who.require(groups)
     if not groups or not body.max_facts or not body.query.strip():
         return m.SearchResults(facts=[])
-    res = await svc.memory.search(body.query, groups, limit=body.max_facts, include=["facts"])
+    res = await svc.memory.search(body.query, groups, limit=body.max_facts, include=["facts"], as_of=body.as_of,
+                                  include_ended=body.include_ended)
     return m.SearchResults(facts=[fmt.fact_result(sf.fact) for sf in res.facts])
 
 

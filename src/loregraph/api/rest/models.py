@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
-from loregraph.graph.messages import Message, RecordId, Text, valid_text
+from loregraph.graph.messages import Message, RecordId, Text, Timestamp, valid_text
 from loregraph.graph.types import GROUP_ID_PATTERN, validate_group_id
 
 
@@ -81,6 +81,12 @@ class MessageIn(_Lenient, Message):
     model_config = ConfigDict(extra="ignore")
 
 
+class ContextMessage(MessageIn):
+    """A message that only shapes a query (``/get-memory``): nothing is stored, so it may be empty."""
+
+    content: Text
+
+
 class AddMessagesRequest(_Lenient):
     group_id: GroupId
     messages: list[MessageIn]
@@ -110,6 +116,8 @@ class SearchQuery(_Lenient):
     query: Annotated[Text, Field(description=f"Blank: no facts; only the first {QUERY_CHARS} characters are used"),
                      AfterValidator(lambda v: v[:QUERY_CHARS])]
     max_facts: FactCount = 10
+    as_of: Timestamp | None = Field(None, description="Facts true at this time (world time), ended ones included")
+    include_ended: bool = Field(False, description="Current and ended facts, each with its validity interval")
 
 
 class FactResult(BaseModel):
@@ -133,7 +141,7 @@ class GetMemoryRequest(_Lenient):
     group_id: GroupId
     max_facts: FactCount = 10
     center_node_uuid: RecordId | None = None
-    messages: list[MessageIn] = Field(description="No messages: no facts")
+    messages: list[ContextMessage] = Field(description="No messages: no facts")
 
 
 class GetMemoryResponse(BaseModel):
@@ -234,6 +242,7 @@ class Explanation(BaseModel):
     fact: Fact | None = None
     sources: list[Provenance]
     conversation_ids: list[str]
+    ended_by: Provenance | None = Field(None, description="For an ended fact: the message that ended it")
 
 
 class FailedJob(BaseModel):
