@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from loregraph.graph.documents import Chunk, Collection, Document
-from loregraph.graph.types import Community, Entity, Episode, Fact, GraphDelta, Mention, Record
+from loregraph.graph.types import Block, Community, Entity, Episode, Fact, GraphDelta, Mention, Record
 from loregraph.store import TimeFilter
 from loregraph.store.base import Store
 from test_store import SCHEMA, T0, vec
@@ -69,8 +69,10 @@ class World:
                  for k, p in enumerate(people)]
         mentions = [Mention(group_id=group, episode_id=e.id, entity_id=x.id) for e in eps for x in (*people, tool)]
         community = Community(group_id=group, name=f"{word} circle", summary="", member_ids=[p.id for p in people])
+        blocks = [Block(group_id=group, entity_id=people[0].id, text=f"{word} description", embedding=vec(100 * i + 1),
+                        attributes={"user_id": "u", "visibility": "SHARED"})]
         return GraphDelta(group_id=group, episodes=eps, entities=[*people, tool], facts=facts, mentions=mentions,
-                          communities=[community])
+                          communities=[community], blocks=blocks)
 
     def ids(self, *kinds: str) -> list[str]:
         out = []
@@ -85,7 +87,8 @@ class World:
     def foreign_ids(self) -> set[str]:
         def of(g: str) -> set[str]:
             d = self.deltas[g]
-            return {r.id for r in (*d.entities, *d.facts, *d.episodes, *d.communities)} | set(self.doc_ids(g))
+            records = (*d.entities, *d.facts, *d.episodes, *d.communities, *d.blocks)
+            return {r.id for r in records} | set(self.doc_ids(g))
 
         return set().union(*(of(g) for g in GROUPS if g != PROBED))
 
@@ -104,7 +107,7 @@ ARGUMENTS: dict[str, Callable[[World], Any]] = {
     "group_ids": lambda w: [PROBED],
     "within": lambda w: [PROBED],
     "kind": lambda w: "fact",
-    "ids": lambda w: w.ids("entities", "facts", "episodes") + [i for g in GROUPS for i in w.doc_ids(g)],
+    "ids": lambda w: w.ids("entities", "facts", "episodes", "blocks") + [i for g in GROUPS for i in w.doc_ids(g)],
     "collection_id": lambda w: Variants([w.collections["ga"].id, w.collections[PROBED].id]),
     "name": lambda w: "notes",
     "title": lambda w: "Handbook",
@@ -200,7 +203,8 @@ def world(request, tmp_path_factory):
 def test_every_store_read_is_probed(world):
     reads = store_reads()
     assert {"get_entities", "fulltext", "vector", "adjacent_episodes", "neighbours_among", "fact_edges",
-            "find_entities_by_names", "conversation_counts", "embeddings", "speakers", "entity_types"} <= set(reads)
+            "find_entities_by_names", "conversation_counts", "embeddings", "speakers", "entity_types",
+            "node_types", "get_blocks", "blocks_of_entities", "block_vector"} <= set(reads)
     for name in reads:
         member = getattr(type(world.store), name)
         for kwargs in _calls(world, name):
@@ -216,6 +220,8 @@ def test_the_probe_sees_a_planted_leak(world):
     assert _leaks({"x": [other.facts[0].id]}, world)
     assert _leaks((other.episodes[0].id, "ok"), world)
     assert not _leaks(world.store.get_entities(PROBED, world.ids("entities")), world)
+    assert _leaks(world.store.get_blocks("ga", world.ids("blocks")), world)  # blocks are probed too
+    assert not _leaks(world.store.get_blocks(PROBED, world.ids("blocks")), world)
 
 
 CHAT = {"ga": ["Amber team uses Rust for the amber parser.", "We switched amber from Rust to Zig."],

@@ -97,6 +97,10 @@ class Settings(BaseSettings):
                                            "with PostgreSQL, separate worker processes run them)")
     extractor: str | None = Field(None, description="'module:callable' returning an Extractor (default: local)")
     schema_file: str | None = Field(None, description="Ontology file replacing the bundled schema")
+    grpc_port: int | None = Field(None, ge=0, le=65535, description="Also serve the gRPC knowledge interface on "
+                                                                     "this port (serve); the port of `loregraph grpc`")
+    qdrant_path: str | None = Field(None, description="Project blocks into Qdrant in local mode at this directory")
+    qdrant_url: str | None = Field(None, description="Project blocks into the Qdrant server at this URL")
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$")
     # documents and MCP (spec 002)
     mcp_groups: list[str] = Field(default_factory=list, description="Groups the local user of `loregraph mcp` "

@@ -1,6 +1,7 @@
 """The errors loregraph raises on purpose, as one tree.
 
-Every layer raises these; every interface maps them once (REST: ``api/rest/errors.py``, CLI: ``cli/main.py``):
+Every layer raises these; every interface maps them once (REST: ``api/rest/errors.py``, gRPC: ``api/grpc/errors.py``,
+CLI: ``cli/main.py``):
 
     LoregraphError
     ├── InvalidInputError       bad input, naming the field and the rule            → 422 / exit 1

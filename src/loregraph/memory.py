@@ -28,13 +28,16 @@ from loregraph.extract.base import Extractor
 from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.graph.messages import Message
 from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, as_utc, utcnow, validate_group_id
+from loregraph.ingest.knowledge import KnowledgeDelta, KnowledgeWriter, UpsertResult
 from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest, IngestPipeline, RateLimits
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
+from loregraph.search.candidates import Candidate, CandidateFinder
 from loregraph.search.graph import Explanation, GraphAnswer, GraphQuery
 from loregraph.search.hybrid import HybridSearch, SearchFilters, SearchRequest, SearchResults
 from loregraph.store import Store, TimeFilter
 from loregraph.store.base import SearchKind
+from loregraph.store.projection import BlockProjection
 
 log = logging.getLogger("loregraph")
 T = TypeVar("T")
@@ -64,6 +67,8 @@ class Memory:
         self.crawl_limits = CrawlLimits()  # budgets and SSRF allow-list of ingest_url (a service sets its own)
         self._closed = False
         self._close_hooks: list[Callable[[], Any]] = []
+        self._knowledge: KnowledgeWriter | None = None
+        self._candidates: CandidateFinder | None = None
 
     # ---- lifecycle ------------------------------------------------------------------------------
     @classmethod
@@ -453,6 +458,46 @@ class Memory:
     async def analyze_website(self, url: str, *, limits: CrawlLimits | None = None) -> SiteAnalysis:
         """What a site holds before crawling it: sitemap.xml URLs and their path patterns."""
         return await WebFetcher(limits or self.crawl_limits).analyze(url)
+
+    # ---- knowledge interface (spec 001, issue 14): graph deltas, user graphs, entity candidates ------------------
+    def knowledge_writer(self) -> KnowledgeWriter:
+        """The writer of knowledge deltas (knowledge schema, blocks embedded here, optional block projection)."""
+        if self._knowledge is None:
+            self._knowledge = KnowledgeWriter(self.store, Schema.knowledge(), self.embedder)
+        return self._knowledge
+
+    def candidate_finder(self) -> CandidateFinder:
+        if self._candidates is None:
+            self._candidates = CandidateFinder(self.store, self.knowledge_writer().schema, self.embedder)
+        return self._candidates
+
+    def set_block_projection(self, projection: BlockProjection | None) -> None:
+        """Project blocks into an external vector index (e.g. ``QdrantProjection``) on every knowledge write."""
+        self.knowledge_writer().projection = projection
+        self.candidate_finder().projection = projection
+
+    async def upsert_graph_delta(self, group_id: str, delta: KnowledgeDelta) -> UpsertResult:
+        """Validate a knowledge delta completely (every violation at once) and write it in one transaction."""
+        validate_group_id(group_id)
+        writer = self.knowledge_writer()
+        return await self._run(writer.upsert, group_id, delta)
+
+    async def initialize_user_graph(self, group_id: str, user_id: str, name: str = "") -> tuple[str, bool]:
+        """Create the user's person node in the Real World universe (idempotent); (person id, created)."""
+        validate_group_id(group_id)
+        if not user_id.strip():
+            raise InvalidInputError("user_id: required")
+        writer = self.knowledge_writer()
+        return await self._run(writer.initialize_user, group_id, user_id, name)
+
+    async def find_entity_candidates(self, group_id: str, *, names: Sequence[str] = (),
+                                     potential_type_ids: Sequence[str] = (), short_description: str = "",
+                                     user_id: str, limit: int | None = None) -> list[Candidate]:
+        """Entities matching names/aliases and block similarity, scored 0.55 * name + 0.45 * weighted semantic."""
+        validate_group_id(group_id)
+        return await self._read(self.candidate_finder().find, group_id, names=list(names),
+                                potential_type_ids=list(potential_type_ids), short_description=short_description,
+                                user_id=user_id, limit=limit)
 
 
 __all__ = ["Memory", "Message"]

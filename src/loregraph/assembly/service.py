@@ -156,8 +156,10 @@ AppFactory = Callable[..., Any]
 """``make_app(settings, memory, url=..., announce=...)`` → an ASGI application serving the Service."""
 
 
-def run_serve(make_app: AppFactory, *, config_file: str | Path | None = None, **overrides: Any) -> int:
-    """Serve ``make_app``'s ASGI application until SIGINT/SIGTERM; returns the process exit code."""
+def run_serve(make_app: AppFactory, *, config_file: str | Path | None = None,
+              grpc_server: GrpcServerFactory | None = None, **overrides: Any) -> int:
+    """Serve ``make_app``'s ASGI application until SIGINT/SIGTERM (and, with ``grpc_port`` set, ``grpc_server``'s
+    gRPC service beside it); returns the process exit code."""
     settings = process_settings(config_file, overrides)
     if settings is None:
         return 1
@@ -184,11 +186,85 @@ def run_serve(make_app: AppFactory, *, config_file: str | Path | None = None, **
                             timeout_graceful_shutdown=max(1, int(settings.shutdown_timeout_s)),
                             limit_concurrency=settings.max_connections)
     server = uvicorn.Server(config)
-    server.run(sockets=[sock])
+    if settings.grpc_port is None or grpc_server is None:
+        server.run(sockets=[sock])
+    else:  # the gRPC knowledge interface beside REST, on the same event loop and Memory
+        attach_projection(memory, settings)
+
+        async def both() -> None:
+            grpc_srv, grpc_port = await grpc_server(memory, host=host, port=settings.grpc_port,
+                                                    keys=settings.api_keys)
+            say(f"gRPC knowledge interface on {host}:{grpc_port}")
+            try:
+                await server.serve(sockets=[sock])
+            finally:
+                await grpc_srv.stop(grace=max(1.0, settings.shutdown_timeout_s))
+
+        asyncio.run(both())
     if not server.started:
         say("error: the service did not start (see the log above)")
         return 1
     return 0
+
+
+GrpcServerFactory = Callable[..., Any]
+"""``await start_server(memory, host=..., port=..., keys=...)`` → (a started grpc.aio server, the bound port)."""
+
+
+def attach_projection(memory: Memory, settings: Settings) -> None:
+    """Project blocks into Qdrant when ``qdrant_path`` or ``qdrant_url`` is set (the embedded default needs none)."""
+    if not (settings.qdrant_path or settings.qdrant_url):
+        return
+    from loregraph.store.projection import QdrantProjection
+
+    try:
+        projection = QdrantProjection(memory.embedder.dim, path=settings.qdrant_path, url=settings.qdrant_url)
+    except Exception as exc:
+        raise StartupError(f"cannot open the Qdrant projection ({type(exc).__name__}: {exc}); check qdrant_path / "
+                           f"qdrant_url") from exc
+    memory.set_block_projection(projection)
+
+    async def close_projection() -> None:
+        projection.close()
+
+    memory.on_close(close_projection)
+
+
+def run_grpc(grpc_server: GrpcServerFactory, *, config_file: str | Path | None = None, **overrides: Any) -> int:
+    """Serve the gRPC knowledge interface alone (``grpc_port``, default 50051) until SIGINT/SIGTERM."""
+    settings = process_settings(config_file, overrides)
+    if settings is None:
+        return 1
+    host = settings.host
+    if not settings.auth_enabled and not is_loopback(host):
+        say(f"warning: no API keys configured, so the service binds to 127.0.0.1 only (not {host})")
+        host = "127.0.0.1"
+    try:
+        memory = open_memory(settings)
+        attach_projection(memory, settings)
+    except (StartupError, ConfigError) as exc:
+        say(f"error: {exc}")
+        return 1
+
+    async def main() -> int:
+        try:
+            server, port = await grpc_server(memory, host=host, port=50051 if settings.grpc_port is None
+                                             else settings.grpc_port, keys=settings.api_keys)
+        except Exception as exc:
+            say(f"error: cannot listen on {host}:{settings.grpc_port}: {exc} (set --host/--port)")
+            await memory.close()
+            return 1
+        say(f"loregraph gRPC knowledge interface on {host}:{port} (reflection and health enabled)")
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        await server.stop(grace=max(1.0, settings.shutdown_timeout_s))
+        await memory.close()
+        return 0
+
+    return asyncio.run(main())
 
 
 def run_worker(*, config_file: str | Path | None = None, **overrides: Any) -> int:
@@ -259,5 +335,5 @@ def run_mcp_stdio(make_server: McpServerFactory, *, config_file: str | Path | No
     return 0
 
 
-__all__ = ["Service", "close_quietly", "configure_documents", "crawl_limits", "listen", "open_memory",
-           "process_settings", "run_mcp_stdio", "run_serve", "run_worker", "say"]
+__all__ = ["Service", "attach_projection", "close_quietly", "configure_documents", "crawl_limits", "listen",
+           "open_memory", "process_settings", "run_grpc", "run_mcp_stdio", "run_serve", "run_worker", "say"]

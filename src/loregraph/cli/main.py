@@ -336,6 +336,19 @@ def bench_soak(minutes: float = typer.Option(5.0, min=0.1, help="How long the so
 
 
 # ---- serve ------------------------------------------------------------------------------------
+@bench_app.command("grpc")
+def bench_grpc(entities: int = typer.Option(10000, min=100, help="People, each with a description block (the issue's "
+                                                                "full scale is 100000)."),
+               batch: int = typer.Option(250, min=1, help="Entities per UpsertGraphDelta request."),
+               queries: int = typer.Option(200, min=10),
+               db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:
+    """gRPC UpsertGraphDelta records/s and FindEntityCandidates p50 vs the same code in process (same run)."""
+    _setup()
+    from loregraph.bench.grpc import run_grpc_bench
+
+    _run(run_grpc_bench(entities=entities, batch=batch, queries=queries, db=db, console=err))
+
+
 @app.command()
 def serve(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memory.db."),
           host: str = typer.Option(None, help="Interface to bind (default 127.0.0.1; loopback only without keys)."),
@@ -344,12 +357,30 @@ def serve(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memor
           worker: bool = typer.Option(None, "--worker/--no-worker",
                                       help="Run the job worker in this process (default yes; --no-worker: accept "
                                            "jobs only, e.g. with `loregraph worker` processes on PostgreSQL)."),
+          grpc_port: int = typer.Option(None, "--grpc-port", help="Also serve the gRPC knowledge interface here."),
           ) -> None:
     """Run the REST service. Settings: flags > environment (LOREGRAPH_*) > .env > config file."""
+    from loregraph.api.grpc.server import start_server
     from loregraph.api.rest import create_app
     from loregraph.assembly.service import run_serve
 
-    raise typer.Exit(run_serve(create_app, config_file=config, db=db, host=host, port=port, worker=worker))
+    raise typer.Exit(run_serve(create_app, config_file=config, grpc_server=start_server, db=db, host=host, port=port,
+                               worker=worker, grpc_port=grpc_port))
+
+
+@app.command("grpc")
+def grpc_cmd(db: str = typer.Option(None, help=DB_HELP + " Default: sqlite:///memory.db."),
+             host: str = typer.Option(None, help="Interface to bind (default 127.0.0.1; loopback only without keys)."),
+             port: int = typer.Option(50051, help="Port (0 picks a free one)."),
+             config: Path = typer.Option(None, "--config", help="Config file; also LOREGRAPH_CONFIG."),
+             qdrant_path: str = typer.Option(None, help="Project blocks into Qdrant (local mode) at this directory."),
+             ) -> None:
+    """Run the gRPC knowledge interface (spec 001) alone, with reflection and the health service."""
+    from loregraph.api.grpc.server import start_server
+    from loregraph.assembly.service import run_grpc
+
+    raise typer.Exit(run_grpc(start_server, config_file=config, db=db, host=host, grpc_port=port,
+                              qdrant_path=qdrant_path))
 
 
 @app.command("mcp")

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from loregraph.errors import InvalidInputError
 
+BLOCK_TYPE = "block"
+"""The node type blocks have where a schema declares them as nodes (edges such as DESCRIBED_BY point at blocks)."""
 GROUP_ID_PATTERN = re.compile(r"^[A-Za-z0-9_\-.:@]{1,128}$")
 
 
@@ -155,6 +157,7 @@ class Block(Record):
     parent_id: str | None = None
     text: str
     level: int = Field(default=0, ge=0)
+    attributes: dict[str, Any] = Field(default_factory=dict)
     embedding: list[float] | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from loregraph.errors import SchemaError, Violation
-from loregraph.graph.types import GraphDelta
+from loregraph.graph.types import BLOCK_TYPE, GraphDelta
 
 PropertyKind = Literal["string", "number", "integer", "boolean", "array", "object", "any"]
 _PY_TYPES: dict[str, tuple[type, ...]] = {
@@ -157,6 +157,12 @@ class Schema:
         text = resources.files("loregraph.schema").joinpath("default_schema.json").read_text("utf-8")
         return cls.from_dict(json.loads(text))
 
+    @classmethod
+    def knowledge(cls) -> Schema:
+        """The knowledge-interface schema shipped with loregraph (spec 001: universes, blocks, edge properties)."""
+        text = resources.files("loregraph.schema").joinpath("knowledge_schema.json").read_text("utf-8")
+        return cls.from_dict(json.loads(text))
+
     @staticmethod
     def _chain(types: dict[str, Any], tid: str) -> list[str]:
         out, cur = [], tid
@@ -176,6 +182,16 @@ class Schema:
 
     def node_ancestors(self, tid: str) -> list[str]:
         return self._node_ancestors.get(tid, [])
+
+    def label_chain(self, tid: str) -> list[str]:
+        """Labels from the root type down to ``tid`` (``friend`` → ``["Entity", "Person", "Friend"]``)."""
+        return ["".join(p.capitalize() for p in t.split("_")) for t in reversed(self._node_ancestors.get(tid, []))]
+
+    def check_node_properties(self, record: str, rid: str | None, tid: str, values: dict[str, Any]) -> list[Violation]:
+        """Payload rules for one node's properties (type, ancestors, global node properties, required ones)."""
+        out: list[Violation] = []
+        self._check_props(record, rid or "", values, self.node_properties(tid), tid, out)
+        return out
 
     def is_a(self, node_type: str, ancestor: str) -> bool:
         return ancestor in self._node_ancestors.get(node_type, ())
@@ -252,6 +268,8 @@ class Schema:
             if not ent.name.strip():
                 out.append(Violation(rec, "name", "must not be empty", ent.id))
 
+        if BLOCK_TYPE in self.doc.node_types:  # blocks are nodes too where the schema declares them (edge rules)
+            types.update({b.id: BLOCK_TYPE for b in delta.blocks})
         missing = {x for f in delta.facts for x in (f.source_id, f.target_id) if x not in types}
         if missing and existing_types is not None:
             types.update(existing_types(missing))

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from loregraph.graph.documents import Chunk, Collection, Document
-from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
+from loregraph.graph.types import Block, Entity, Episode, Fact, GraphDelta
 from loregraph.jobs.base import JobQueue
 from loregraph.schema import Schema
 
@@ -134,3 +134,12 @@ class Store(Protocol):
         """Exact cosine neighbours among one collection's chunks (score = cosine similarity), best first."""
         ...
     def fulltext_chunks(self, group_id: str, collection_id: str, query: str, limit: int) -> list[Hit]: ...
+    # blocks (issue 14: the knowledge interface)
+    def node_types(self, group_id: str, ids: Iterable[str]) -> dict[str, str]:
+        """Types of the group's nodes by id (entities' types; ``block`` for blocks)."""
+        ...
+    def get_blocks(self, group_id: str, ids: Sequence[str]) -> list[Block]: ...
+    def blocks_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> list[Block]: ...
+    def block_vector(self, group_id: str, embedding: np.ndarray, limit: int) -> list[tuple[Block, float]]:
+        """The group's blocks nearest to ``embedding`` by cosine similarity, best first."""
+        ...

@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from loregraph.errors import StoreError
-from loregraph.graph.types import GraphDelta
+from loregraph.graph.types import Block, GraphDelta
 from loregraph.jobs.postgres import PostgresJobQueue
 from loregraph.schema import Schema
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
-from loregraph.store.sql import TABLE, ExtraColumn, SQLStore
+from loregraph.store.sql import BLOCK_COLS, TABLE, ExtraColumn, SQLStore
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, query_terms, terms
 
 log = logging.getLogger("loregraph.store")
@@ -315,6 +315,21 @@ class PostgresStore(SQLStore):
         table = TABLE[kind]
         cols.append(("embedding", "?::vector", vec, f"embedding=COALESCE(excluded.embedding, {table}.embedding)"))
         return cols
+
+    BLOCK_VEC_MARK = "?::vector"
+
+    def _block_vec(self, embedding: list[float] | None) -> str | None:
+        if embedding is None:
+            return None
+        if self._dim is None or len(embedding) != int(self._dim):
+            raise StoreError(f"block embedding has dimension {len(embedding)}, database expects {self._dim}")
+        return _vec_text(embedding)
+
+    def block_vector(self, group_id: str, embedding: Any, limit: int) -> list[tuple[Block, float]]:
+        """Exact cosine kNN over the group's block vectors (pgvector's ``<=>``)."""
+        rows = self._fetch(f"SELECT {BLOCK_COLS}, embedding <=> ?::vector AS d FROM blocks WHERE group_id = ? "
+                           "AND embedding IS NOT NULL ORDER BY d LIMIT ?", (_vec_text(embedding), group_id, limit))
+        return [(self._block(r), 1.0 - float(r[-1])) for r in rows]
 
     def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
         self._run(c, f"DELETE FROM {TABLE[kind]} WHERE group_id = ? AND id = ANY(?)", (group_id, list(ids)))

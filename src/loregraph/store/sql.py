@@ -21,7 +21,7 @@ from typing import Any
 from loregraph.errors import ConflictError, EmbedderMismatchError, SchemaViolationError, StoreError, Violation
 from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.graph.names import normalize_name
-from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
+from loregraph.graph.types import BLOCK_TYPE, Block, Entity, Episode, Fact, GraphDelta
 from loregraph.schema import Schema
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 
@@ -31,6 +31,7 @@ TABLE: dict[str, str] = {"episode": "episodes", "entity": "entities", "fact": "f
 
 EP_COLS = ("id, group_id, name, content, source, source_description, role, role_type, conversation_id, "
            "valid_at, created_at, fact_ids, entity_ids")
+BLOCK_COLS = "id, group_id, entity_id, parent_id, text, level, attributes, created_at, updated_at"
 ENT_COLS = ("id, group_id, name, type, aliases, summary, attributes, confidence, mention_count, "
             "source_episode_id, created_at, updated_at, deleted_at, conversation_id")
 FACT_COLS = ("id, group_id, source_id, target_id, type, fact, attributes, confidence, episodes, valid_at, "
@@ -263,7 +264,7 @@ class SQLStore:
         gid = delta.group_id
         with self._tx() as c:
             self._group_write_lock(c, gid)
-            violations = schema.validate_delta(delta, lambda ids: self.entity_types(gid, ids))
+            violations = schema.validate_delta(delta, lambda ids: self.node_types(gid, ids))
             if violations:
                 raise SchemaViolationError(violations)
             for ep in delta.episodes:
@@ -290,12 +291,7 @@ class SQLStore:
                               [(d.group_id, d.entity_id, d.canonical_id, self._ts(d.created_at))
                                for d in delta.duplicates])
             for b in delta.blocks:
-                self._run(c, "INSERT INTO blocks (id, group_id, entity_id, parent_id, text, level, created_at, "
-                             "updated_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (group_id, id) DO UPDATE SET "
-                             "text=excluded.text, level=excluded.level, parent_id=excluded.parent_id, "
-                             "updated_at=excluded.updated_at",
-                          (b.id, gid, b.entity_id, b.parent_id, b.text, b.level, self._ts(b.created_at),
-                           self._ts(b.updated_at)))
+                self._upsert_block(c, gid, b)
             for com in delta.communities:
                 self._run(c, "INSERT INTO communities (id, group_id, name, summary, created_at) VALUES (?,?,?,?,?) "
                              "ON CONFLICT (group_id, id) DO UPDATE SET name=excluded.name, summary=excluded.summary",
@@ -306,6 +302,52 @@ class SQLStore:
             self._check_cardinality(c, delta, schema)
             for hook in list(self._apply_hooks):
                 hook(c)
+
+    # ---- blocks (issue 14): descriptive text of entities, vector-indexed per group ------------------------
+    def _block_vec(self, embedding: list[float] | None) -> Any:
+        """A block embedding as this backend stores it (checked against the recorded dimension)."""
+        raise NotImplementedError
+
+    BLOCK_VEC_MARK = "?"  # placeholder of the embedding column (PostgreSQL: a cast to vector)
+
+    def _upsert_block(self, c: Any, gid: str, b: Block) -> None:
+        self._run(c, "INSERT INTO blocks (id, group_id, entity_id, parent_id, text, level, attributes, created_at, "
+                     f"updated_at, embedding) VALUES (?,?,?,?,?,?,?,?,?,{self.BLOCK_VEC_MARK}) "
+                     "ON CONFLICT (group_id, id) DO UPDATE SET text=excluded.text, level=excluded.level, "
+                     "parent_id=excluded.parent_id, entity_id=excluded.entity_id, attributes=excluded.attributes, "
+                     "updated_at=excluded.updated_at, "
+                     "embedding=COALESCE(excluded.embedding, blocks.embedding)",
+                  (b.id, gid, b.entity_id, b.parent_id, b.text, b.level, self._json(b.attributes),
+                   self._ts(b.created_at), self._ts(b.updated_at), self._block_vec(b.embedding)))
+
+    def _block(self, r: Sequence[Any]) -> Block:
+        return Block.model_construct(
+            id=r[0], group_id=r[1], entity_id=r[2], parent_id=r[3], text=r[4], level=r[5],
+            attributes=dict(self._from_json(r[6])), created_at=self._required_ts(r[7]),
+            updated_at=self._required_ts(r[8]), embedding=None)
+
+    def node_types(self, group_id: str, ids: Iterable[str]) -> dict[str, str]:
+        """Types of the group's nodes by id: entities' own types, ``block`` for blocks (schema edge rules)."""
+        wanted = list(ids)
+        out = self.entity_types(group_id, wanted)
+        rest = [i for i in wanted if i not in out]
+        if rest:
+            out.update({b.id: BLOCK_TYPE for b in self.get_blocks(group_id, rest)})
+        return out
+
+    def get_blocks(self, group_id: str, ids: Sequence[str]) -> list[Block]:
+        """The group's blocks with these ids (missing ids are left out)."""
+        return self._by_ids("blocks", BLOCK_COLS, group_id, ids, self._block)
+
+    def blocks_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> list[Block]:
+        """Every block whose root entity is one of ``entity_ids``, lowest level first."""
+        rows = self._pairs(f"SELECT {BLOCK_COLS} FROM blocks WHERE group_id = ? AND {{cond}} ORDER BY level, seq",
+                           group_id, "entity_id", entity_ids)
+        return sorted((self._block(r) for r in rows), key=lambda b: b.level)
+
+    def block_vector(self, group_id: str, embedding: Any, limit: int) -> list[tuple[Block, float]]:
+        """The group's blocks nearest to ``embedding`` (cosine similarity), best first."""
+        raise NotImplementedError
 
     @contextmanager
     def apply_hook(self, hook: Callable[[Any], None]) -> Iterator[None]:
@@ -868,4 +910,4 @@ class SQLStore:
             "SELECT group_id FROM episodes UNION SELECT group_id FROM entities ORDER BY 1")]
 
 
-__all__ = ["ENT_COLS", "EP_COLS", "FACT_COLS", "TABLE", "SQLStore", "chunks"]
+__all__ = ["BLOCK_COLS", "ENT_COLS", "EP_COLS", "FACT_COLS", "TABLE", "SQLStore", "chunks"]

@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 
 from loregraph.errors import StoreError
+from loregraph.graph.types import Block
 from loregraph.jobs.sqlite import SQLiteJobQueue
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 from loregraph.store.caches import LRU, TermStats
-from loregraph.store.sql import TABLE, SQLStore, chunks
+from loregraph.store.sql import BLOCK_COLS, TABLE, SQLStore, chunks
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
 from loregraph.store.timefmt import parse_ts, ts
 from loregraph.store.vectors import GroupVectors
@@ -253,6 +254,21 @@ class SQLiteStore(SQLStore):
         self.conn.execute(f"INSERT INTO {kind}_emb(seq, grp, embedding) VALUES (?,?,?)", (seq, group_id, blob))
         self._vector_counts.pop((kind, group_id))
         self._touched_vectors.add((kind, group_id))
+
+    def _block_vec(self, embedding: list[float] | None) -> bytes | None:
+        if embedding is None:
+            return None
+        vec = np.asarray(embedding, dtype=np.float32)
+        if self._dim is None or vec.shape != (int(self._dim),):
+            raise StoreError(f"block embedding has dimension {vec.shape[0]}, database expects {self._dim}")
+        return vec.tobytes()
+
+    def block_vector(self, group_id: str, embedding: Any, limit: int) -> list[tuple[Block, float]]:
+        """Exact cosine kNN over the group's block vectors (sqlite-vec's distance function)."""
+        blob = np.asarray(embedding, dtype=np.float32).tobytes()
+        rows = self._fetch(f"SELECT {BLOCK_COLS}, vec_distance_cosine(embedding, ?) AS d FROM blocks "
+                           "WHERE group_id = ? AND embedding IS NOT NULL ORDER BY d LIMIT ?", (blob, group_id, limit))
+        return [(self._block(r), 1.0 - float(r[-1])) for r in rows]
 
     def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str) -> None:
         if self._dim is None or not seqs:
