@@ -156,6 +156,28 @@ AppFactory = Callable[..., Any]
 """``make_app(settings, memory, url=..., announce=...)`` → an ASGI application serving the Service."""
 
 
+def serving_host(settings: Settings) -> str:
+    """The interface to bind: the configured one, or loopback only when no API keys are configured."""
+    host = settings.host
+    if settings.auth_enabled:
+        return host
+    if not is_loopback(host):
+        say(f"warning: no API keys configured, so the service binds to 127.0.0.1 only (not {host}); "
+            f"configure api_keys (LOREGRAPH_API_KEYS) to serve other hosts")
+        return "127.0.0.1"
+    say("warning: no API keys configured: every request is allowed; serving on loopback only")
+    return host
+
+
+def open_memory_or_say(settings: Settings) -> Memory | None:
+    """``open_memory``, or None after saying what to fix."""
+    try:
+        return open_memory(settings)
+    except (StartupError, ConfigError) as exc:
+        say(f"error: {exc}")
+        return None
+
+
 def run_serve(make_app: AppFactory, *, config_file: str | Path | None = None,
               grpc_server: GrpcServerFactory | None = None, **overrides: Any) -> int:
     """Serve ``make_app``'s ASGI application until SIGINT/SIGTERM (and, with ``grpc_port`` set, ``grpc_server``'s
@@ -163,19 +185,15 @@ def run_serve(make_app: AppFactory, *, config_file: str | Path | None = None,
     settings = process_settings(config_file, overrides)
     if settings is None:
         return 1
-    host = settings.host
-    if not settings.auth_enabled:
-        if not is_loopback(host):
-            say(f"warning: no API keys configured, so the service binds to 127.0.0.1 only (not {host}); "
-                f"configure api_keys (LOREGRAPH_API_KEYS) to serve other hosts")
-            host = "127.0.0.1"
-        else:
-            say("warning: no API keys configured: every request is allowed; serving on loopback only")
+    host = serving_host(settings)
     try:
         sock = listen(host, settings.port)
-        memory = open_memory(settings)
-    except (StartupError, ConfigError) as exc:
+    except StartupError as exc:
         say(f"error: {exc}")
+        return 1
+    memory = open_memory_or_say(settings)
+    if memory is None:
+        sock.close()
         return 1
     import uvicorn
 
@@ -235,15 +253,15 @@ def run_grpc(grpc_server: GrpcServerFactory, *, config_file: str | Path | None =
     settings = process_settings(config_file, overrides)
     if settings is None:
         return 1
-    host = settings.host
-    if not settings.auth_enabled and not is_loopback(host):
-        say(f"warning: no API keys configured, so the service binds to 127.0.0.1 only (not {host})")
-        host = "127.0.0.1"
+    host = serving_host(settings)
+    memory = open_memory_or_say(settings)
+    if memory is None:
+        return 1
     try:
-        memory = open_memory(settings)
         attach_projection(memory, settings)
     except (StartupError, ConfigError) as exc:
         say(f"error: {exc}")
+        close_quietly(memory)
         return 1
 
     async def main() -> int:
@@ -273,10 +291,8 @@ def run_worker(*, config_file: str | Path | None = None, **overrides: Any) -> in
     settings = process_settings(config_file, overrides)
     if settings is None:
         return 1
-    try:
-        memory = open_memory(settings)
-    except (StartupError, ConfigError) as exc:
-        say(f"error: {exc}")
+    memory = open_memory_or_say(settings)
+    if memory is None:
         return 1
 
     async def main() -> int:
@@ -316,10 +332,8 @@ def run_mcp_stdio(make_server: McpServerFactory, *, config_file: str | Path | No
     if "db" not in settings.model_fields_set:
         say("error: no configuration: set the database with --db, LOREGRAPH_DB, 'db' in .env or in the config file")
         return 1
-    try:
-        memory = open_memory(settings)
-    except (StartupError, ConfigError) as exc:
-        say(f"error: {exc}")
+    memory = open_memory_or_say(settings)
+    if memory is None:
         return 1
     configure_documents(memory, settings)
 
