@@ -155,3 +155,27 @@ def test_a_full_disk_on_postgresql_is_503_then_recovers(tmp_path, small_pg_datab
             assert c.get("/health").json()["status"] == "ok"
     finally:
         srv.stop()
+
+
+def test_jobs_meeting_a_full_disk_on_postgresql_wait_and_run_once(tmp_path, small_pg_database):
+    url, disk = small_pg_database
+    api = Server(tmp_path / "api", url, args=("--no-worker",)).start()
+    worker = None
+    try:
+        with httpx.Client(base_url=api.url, timeout=60) as c:
+            for text in ("I use Rust.", "I use Kotlin.", "I use Elixir."):
+                assert c.post("/messages", json=message(text)).status_code == 202
+            filler = fill(disk)
+            worker = Server(tmp_path / "worker", url, command="worker").start()
+            worker.wait_log(r"the store cannot be written|cannot claim a job", timeout=120)
+            assert c.get("/groups/g/queue").json()["failed"] == 0
+            os.remove(filler)
+            wait_until(lambda: c.get("/groups/g/queue").json()["done"] == 3, 180, what="the jobs after the disk "
+                                                                                     "was freed")
+            assert c.get("/groups/g/queue").json()["failed"] == 0
+            contents = sorted(e["content"] for e in c.get("/episodes/g", params={"last_n": 10}).json())
+            assert contents == ["(user): I use Elixir.", "(user): I use Kotlin.", "(user): I use Rust."]
+    finally:
+        if worker is not None:
+            worker.stop()
+        api.stop()
