@@ -18,13 +18,25 @@ stamp=.venv/.loregraph-setup-${extras//,/-}
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing loregraph and its local models into .venv (first run: a few minutes; later runs skip this)" >&2
-  python -m pip install --quiet --upgrade pip
+  # pip's own chatter (and warnings from a machine's pip configuration) goes to a log, shown only on failure
+  log=.venv/setup-pip.log
+  : > "$log"
+  pip_quiet() {
+    if ! python -m pip install --quiet "$@" >>"$log" 2>&1; then
+      echo "setup: pip install $* failed; the last lines of $log:" >&2
+      tail -n 30 "$log" >&2
+      exit 1
+    fi
+  }
+  pip_quiet --upgrade pip
   # torch first, pinned, so pip takes the local CPU wheel instead of CUDA packages (only used to export ONNX once)
-  python -m pip install --quiet torch==2.13.0
+  echo "setup: torch (CPU wheel, used once to export the embedding model)" >&2
+  pip_quiet torch==2.13.0
   if [ "$extras" != "export" ]; then
     echo "setup: the test tools and llama-cpp-python (compiled once: several minutes)" >&2
   fi
-  python -m pip install --quiet -e ".[$extras]"
+  echo "setup: loregraph[$extras] and its dependencies" >&2
+  pip_quiet -e ".[$extras]"
   echo "$want" > "$stamp"
 fi
 # Export the bundled embedding model to ONNX once (cached under ~/.cache/loregraph); no network needed.
