@@ -214,8 +214,22 @@ class PostgresStore(SQLStore):
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
-        with self._read() as c, c.transaction():
-            yield c
+        """A transaction (a savepoint inside this thread's open one). A failed COMMIT (a deferred constraint, the
+        server going away) leaves nothing written — PostgreSQL rolls the transaction back — and is raised as a
+        ``StoreError``."""
+        import psycopg
+
+        committing = False
+        try:
+            with self._read() as c, c.transaction():
+                yield c
+                committing = True
+        except psycopg.Error as exc:
+            if not committing:
+                raise
+            log.error("commit failed on %s: %s", self.label, type(exc).__name__)
+            raise StoreError(f"the transaction could not be committed ({type(exc).__name__}: {exc}); nothing was "
+                             "written") from exc
 
     # ---- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:

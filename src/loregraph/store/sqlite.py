@@ -198,22 +198,38 @@ class SQLiteStore(SQLStore):
             self._tx_depth -= 1
 
     def _outer_tx(self) -> Iterator[Any]:
+        """BEGIN IMMEDIATE … COMMIT. Any failure, the COMMIT's own included (a deferred constraint, a full disk,
+        an I/O error), rolls back what is still open — SQLite keeps a transaction open after some failed COMMITs —
+        so the connection is usable for the next write; a failed COMMIT is raised as a ``StoreError``."""
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             self._touched_vectors = set()
+            committing = False
             try:
                 yield self.conn
                 self.conn.executemany(
                     "INSERT INTO vector_generations VALUES (?,?,1) ON CONFLICT(kind, group_id) "
                     "DO UPDATE SET gen = gen + 1", sorted(self._touched_vectors))
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                self._row_counts.clear()
-                self._vector_counts.clear()
-                self._df_cache.clear()
-                raise
-            else:
+                committing = True
                 self.conn.execute("COMMIT")
+            except BaseException as exc:
+                self._abandon_tx()
+                if committing and isinstance(exc, Exception) and not isinstance(exc, StoreError):
+                    log.error("commit failed on %s: %s", self.path, type(exc).__name__)
+                    raise StoreError(f"the transaction could not be committed ({type(exc).__name__}: {exc}); "
+                                     "nothing was written") from exc
+                raise
+
+    def _abandon_tx(self) -> None:
+        """Roll back the open transaction (if SQLite has not already) and forget counts it may have changed."""
+        self._row_counts.clear()
+        self._vector_counts.clear()
+        self._df_cache.clear()
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except Exception as exc:  # the original failure is what the caller needs to see
+                log.error("rollback failed on %s: %s", self.path, type(exc).__name__)
 
     def _create_vector_storage(self, c: Any, dim: int) -> None:
         for kind in ("episode", "entity", "fact", "chunk"):
