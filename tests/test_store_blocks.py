@@ -104,10 +104,11 @@ def test_block_search_past_the_exact_scan_is_scoped_to_the_user(tmp_path, reques
 
                 with psycopg.connect(url) as c:
                     kinds = [r[0] for r in c.execute("SELECT kind FROM vector_indexes WHERE group_id = 'big'")]
-                    c.execute("SET enable_seqscan = off")
+                    c.execute("SET enable_sort = off")  # as the store's block search does
                     plan = "\n".join(r[0] for r in c.execute(
-                        f"EXPLAIN SELECT id FROM blocks WHERE group_id = 'big' ORDER BY embedding::vector({dim}) "
-                        f"<=> %s::vector({dim}) LIMIT 5", (str([1.0] * dim),)))
+                        f"EXPLAIN SELECT id FROM blocks WHERE group_id = 'big' AND embedding IS NOT NULL AND "
+                        "(attributes->>'user_id' = 'alice' OR attributes->>'visibility' = 'SHARED') "
+                        f"ORDER BY embedding::vector({dim}) <=> %s::vector({dim}) LIMIT 5", (str([1.0] * dim),)))
                 assert "block" in kinds and "hnsw" in plan, plan
             else:
                 s.block_vector("big", np.ones(dim, dtype=np.float32), 1)

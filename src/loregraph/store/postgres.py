@@ -362,12 +362,17 @@ class PostgresStore(SQLStore):
             return []
         dim = int(self._dim)
         q = _vec_text(embedding)
-        with self._read() as c:
+        with self._read() as c, c.transaction():
+            # the planner guesses the user filter keeps 1% of the group and would rather sort a scan of all of it
+            # than walk the group's HNSW index (measured: 49 ms vs 7 ms at 12.5k blocks): no sort when there is
+            # an index to walk (a small group without one is still sorted: there is no other plan)
+            c.execute("SET LOCAL enable_sort = off")
             rows = c.execute(self._q(
                 f"SELECT {BLOCK_COLS}, embedding::vector({dim}) <=> ?::vector({dim}) AS d FROM blocks "
                 "WHERE group_id = ? AND embedding IS NOT NULL AND (?::text IS NULL OR attributes->>'user_id' = ? "
-                f"OR attributes->>'visibility' = 'SHARED') ORDER BY embedding::vector({dim}) <=> ?::vector({dim}) "
-                "LIMIT ?"), (q, group_id, user_id, user_id, q, limit), prepare=False).fetchall()
+                f"OR attributes->>'visibility' = 'SHARED') ORDER BY embedding::vector({dim}) <=> "
+                f"?::vector({dim}) LIMIT ?"), (q, group_id, user_id, user_id, q, limit), prepare=False).fetchall()
+            c.execute("SET LOCAL enable_sort = on")  # inside a caller's transaction SET LOCAL would outlive this read
         hits = [(self._block(r), 1.0 - float(r[-1])) for r in rows]
         hits.sort(key=lambda h: -h[1])  # an iterative index scan returns them in relaxed order
         return hits
