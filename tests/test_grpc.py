@@ -154,6 +154,22 @@ def _rules():
         "DESCRIBED_BY from a block": (dict(entities=base, blocks=[block(blk), block(q)],
                                            edges=[edge(p, blk, "DESCRIBED_BY"), edge(blk, q, "DESCRIBED_BY")]),
                                       "edges[1].type"),
+        "edge id not a uuid": (dict(entities=[*base, entity(q)], edges=[edge(p, q, eid="edge-1")]), "edges[0].id"),
+        "universe id not a uuid (record)": (dict(universes=[pb.Universe(id="earth", name="Earth", user_id="a",
+                                                                        visibility=pb.SHARED)]), "universes[0].id"),
+        "universe name with NUL": (dict(universes=[pb.Universe(id=uid(), name="E\x00", user_id="a",
+                                                               visibility=pb.SHARED)]), "universes[0].name"),
+        "universe visibility unspecified": (dict(universes=[pb.Universe(id=uid(), name="Earth", user_id="a")]),
+                                            "universes[0].visibility"),
+        "empty name": (dict(entities=[entity(name="   ")]), "entities[0].properties.name"),
+        "NUL character in a property name": (dict(entities=[entity(**{"note\x00": "x"})]),
+                                             "entities[0].properties.note\x00"),
+        "two parent edges for one block": (dict(entities=[*base, entity(q)], blocks=[block(blk)],
+                                                edges=[edge(p, blk, "DESCRIBED_BY"), edge(q, blk, "DESCRIBED_BY")]),
+                                           "edges[1].target_id"),
+        "edge user_id missing": (dict(entities=[*base, entity(q)], edges=[edge(p, q, user="")]), "edges[0].user_id"),
+        "block visibility unspecified": (dict(entities=base, blocks=[block(blk, vis=pb.VISIBILITY_UNSPECIFIED)],
+                                              edges=[edge(p, blk, "DESCRIBED_BY")]), "blocks[0].visibility"),
     }
 
 
@@ -165,6 +181,16 @@ async def test_every_validation_rule_fails_alone_with_its_field(run, rule):
     fields, wanted = RULES[rule]
     got = await expect_invalid(run, **fields)
     assert wanted in [f for f, _ in got], got
+
+
+async def test_an_id_names_one_kind_of_node_in_the_graph(run):
+    """A block id that names an entity in the graph, or an entity id that names a block, is refused."""
+    person, blk = uid(), uid()
+    await run.upsert(entities=[entity(person)], blocks=[block(blk)], edges=[edge(person, blk, "DESCRIBED_BY")])
+    got = await expect_invalid(run, blocks=[block(person)], edges=[edge(blk, person, "SUMMARIZES")])
+    assert any("names a person node" in d for f, d in got if f == "blocks[0].id"), got
+    got = await expect_invalid(run, entities=[entity(blk, "Bo")])
+    assert any("names a block" in d for f, d in got if f == "entities[0].id"), got
 
 
 async def test_every_violation_is_reported_at_once(run):

@@ -4,6 +4,9 @@ a failed write overwrote get their previous vector and payload back, the new one
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import grpc
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ from loregraph.errors import StoreError
 from loregraph.ingest.knowledge import REAL_WORLD_UNIVERSE_ID
 from loregraph.memory import Memory
 from loregraph.store.projection import QdrantProjection
+from test_storage_full import fill
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -100,32 +104,103 @@ async def test_compensation_at_each_failure_point(run, point):
     assert run.memory.store.get_blocks("g1", [b1])[0].text == "rewritten"
 
 
-async def test_compensation_when_the_commit_itself_fails(run, db_url):
-    """PostgreSQL checks a deferred constraint at COMMIT: the graph commit fails after the points were upserted."""
-    if not db_url.startswith("postgresql"):
-        pytest.skip("a deferred constraint failing at COMMIT needs PostgreSQL (the SQLite case is covered above)")
-    import psycopg
-
-    with psycopg.connect(db_url, autocommit=True) as c:
-        c.execute("CREATE TABLE commit_probe (id int PRIMARY KEY, ref int REFERENCES commit_probe(id) "
-                  "DEFERRABLE INITIALLY DEFERRED)")
+async def _failed_commit_is_compensated(run, make_commit_fail, prepare=None, recover=None) -> None:
+    """``make_commit_fail(conn)`` runs inside the graph transaction after the points were upserted and makes the
+    COMMIT itself fail: the call is UNAVAILABLE, the graph unchanged, new points gone, overwritten points restored;
+    the store takes the next write (no transaction left open)."""
     _person, b1 = await seed(run)
+    if prepare is not None:
+        await prepare()
+    before_point = run.projection.get("g1", [b1])[b1]
     calls = []
 
-    def violate_at_commit(conn) -> None:
+    def hook(conn) -> None:
         calls.append(1)
-        conn.execute("INSERT INTO commit_probe VALUES (1, 999)")  # only checked when the transaction commits
+        make_commit_fail(conn)
 
-    with run.memory.store.apply_hook(violate_at_commit):
-        before_point = run.projection.get("g1", [b1])[b1]
-        b2 = uid()
-        with pytest.raises(grpc.aio.AioRpcError):
-            await run.upsert(blocks=[block(b1, "rewritten"), block(b2, "brand new")],
-                             edges=[edge(b1, b2, "SUMMARIZES")])
-    assert calls
+    b2 = uid()
+    with run.memory.store.apply_hook(hook), pytest.raises(grpc.aio.AioRpcError) as info:
+        await run.upsert(blocks=[block(b1, "rewritten"), block(b2, "brand new")], edges=[edge(b1, b2, "SUMMARIZES")])
+    assert calls and info.value.code() == grpc.StatusCode.UNAVAILABLE
     assert run.memory.store.get_blocks("g1", [b1])[0].text == "old text"
+    assert run.memory.store.get_blocks("g1", [b2]) == []
     after = run.projection.get("g1", [b1, b2])
     assert b2 not in after and after[b1].payload == before_point.payload
+    assert np.allclose(after[b1].vector, before_point.vector, atol=1e-6)
+    if recover is not None:
+        recover()
+    # the store is usable: the next write commits, to the graph and the projection
+    await run.upsert(blocks=[block(b1, "rewritten"), block(b2, "brand new")], edges=[edge(b1, b2, "SUMMARIZES")])
+    assert run.memory.store.get_blocks("g1", [b2])[0].level == 1
+    assert run.projection.get("g1", [b1])[b1].payload["text"] == "rewritten"
+
+
+async def test_compensation_when_the_commit_itself_fails(run, db_url):
+    """A deferred foreign key is checked only at COMMIT (both backends): the graph commit fails after the upsert."""
+    ddl = ("CREATE TABLE commit_probe (id int PRIMARY KEY, ref int REFERENCES commit_probe(id) "
+           "DEFERRABLE INITIALLY DEFERRED)")
+    if db_url.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(db_url, autocommit=True) as c:
+            c.execute(ddl)
+    else:
+        import sqlean
+
+        c = sqlean.connect(db_url[len("sqlite:///"):], isolation_level=None)
+        c.execute(ddl)
+        c.close()
+        run.memory.store.conn.execute("PRAGMA foreign_keys = ON")  # SQLite enforces foreign keys when asked to
+
+    def violate_at_commit(conn) -> None:
+        conn.execute("INSERT INTO commit_probe VALUES (1, 999)")  # only checked when the transaction commits
+
+    await _failed_commit_is_compensated(run, violate_at_commit)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 12 MB tmpfs (mounting needs root, as CI has)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root (CI runs as root)")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture
+async def run_on_small_disk(small_disk, embedder, tmp_path):
+    """The SQLite file on a small tmpfs; the projection on the ordinary disk."""
+    memory = await Memory.open(f"sqlite:///{small_disk / 'q.db'}", embedder=embedder, extractor=NoExtractor())
+    projection = QdrantProjection(embedder.dim, path=str(tmp_path / "qdrant"))
+    memory.set_block_projection(projection)
+    r = await start(memory)
+    r.projection = projection  # type: ignore[attr-defined]
+    yield r
+    await stop(r)
+    await memory.close()
+    projection.close()
+
+
+async def test_compensation_when_the_disk_fills_at_commit(run_on_small_disk, small_disk):
+    """SQLite writes a transaction's pages to the write-ahead log at COMMIT: with the log emptied and the disk
+    filled inside the transaction, the COMMIT itself fails (SQLITE_FULL)."""
+    run = run_on_small_disk
+    fillers = []
+
+    def fill_the_disk(conn) -> None:
+        fillers.append(fill(small_disk))
+
+    def free_the_disk() -> None:
+        while fillers:
+            os.remove(fillers.pop())
+
+    try:  # an empty write-ahead log first: the COMMIT needs new disk space
+        await _failed_commit_is_compensated(run, fill_the_disk, prepare=run.memory.checkpoint, recover=free_the_disk)
+    finally:
+        free_the_disk()
 
 
 async def test_candidates_search_the_projection_with_the_same_scores(run, embedder):

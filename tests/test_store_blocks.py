@@ -62,3 +62,74 @@ def test_blocks_never_cross_groups(store):
     store.delete_group("g1")
     assert store.block_vector("g1", np.asarray(vec(0), dtype=np.float32), 10) == []
     assert len(store.block_vector("g2", np.asarray(vec(0), dtype=np.float32), 10)) == 3
+
+
+def _scoped_world(store, group: str, dim: int) -> tuple[dict[str, np.ndarray], dict[str, dict[str, str]]]:
+    """130 blocks in ``group``: 100 of bob's PRIVATE ones right next to the query direction, 20 of alice's, 10 SHARED
+    of bob's; every vector random around a common direction (so bob's crowd alice's out of an unfiltered top 100)."""
+    rng = np.random.default_rng(3)
+    base = np.ones(dim, dtype=np.float32)
+    vectors: dict[str, np.ndarray] = {}
+    owners: dict[str, dict[str, str]] = {}
+    ents, blocks = [], []
+    for i, (user, vis, spread) in enumerate([("bob", "PRIVATE", 0.2)] * 100 + [("alice", "PRIVATE", 1.0)] * 20
+                                            + [("bob", "SHARED", 1.0)] * 10):
+        v = base + spread * rng.standard_normal(dim).astype(np.float32)
+        v /= np.linalg.norm(v)
+        bid = f"{group}-b{i}"
+        vectors[bid], owners[bid] = v, {"user_id": user, "visibility": vis}
+        ents.append(Entity(id=f"{group}-e{i}", group_id=group, name=f"E{i}"))
+        blocks.append(Block(id=bid, group_id=group, entity_id=f"{group}-e{i}", text=f"text {i}", level=0,
+                            attributes=owners[bid], embedding=v.tolist()))
+    store.apply(GraphDelta(group_id=group, entities=ents, blocks=blocks), Schema.default())
+    return vectors, owners
+
+
+def test_block_search_past_the_exact_scan_is_scoped_to_the_user(tmp_path, request):
+    """Large groups leave the exact scan (SQLite: in-memory binary codes; PostgreSQL: the group's partial HNSW
+    index): the user filter is applied inside the search — other users' nearer blocks never crowd the requester's
+    out — and the similarities are exact cosines."""
+    dim = 32
+    for backend in ("sqlite", "postgres"):
+        url = f"sqlite:///{tmp_path / 'big.db'}" if backend == "sqlite" else request.getfixturevalue("pg_db")
+        s = open_store(url)
+        try:
+            s.ensure_embedder("test-model", dim)
+            s.EXACT_KNN_MAX = 50  # type: ignore[attr-defined]  # SQLite: past this, the in-memory path
+            s.HNSW_MIN_ROWS = 50  # type: ignore[attr-defined]  # PostgreSQL: past this, the group's HNSW index
+            vectors, owners = _scoped_world(s, "big", dim)
+            _scoped_world(s, "other", dim)
+            if backend == "postgres":
+                import psycopg
+
+                with psycopg.connect(url) as c:
+                    kinds = [r[0] for r in c.execute("SELECT kind FROM vector_indexes WHERE group_id = 'big'")]
+                    c.execute("SET enable_sort = off")  # as the store's block search does
+                    plan = "\n".join(r[0] for r in c.execute(
+                        f"EXPLAIN SELECT id FROM blocks WHERE group_id = 'big' AND embedding IS NOT NULL AND "
+                        "(attributes->>'user_id' = 'alice' OR attributes->>'visibility' = 'SHARED') "
+                        f"ORDER BY embedding::vector({dim}) <=> %s::vector({dim}) LIMIT 5", (str([1.0] * dim),)))
+                assert "block" in kinds and "hnsw" in plan, plan
+            else:
+                s.block_vector("big", np.ones(dim, dtype=np.float32), 1)
+                assert ("block", "big") in s._vector_cache  # type: ignore[attr-defined]  # the in-memory path
+            q = np.ones(dim, dtype=np.float32) / np.sqrt(dim)
+            for user in ("alice", "carol", None):
+                got = s.block_vector("big", q, 5, user)
+                seen = [b for b in vectors if user is None or owners[b]["user_id"] == user
+                        or owners[b]["visibility"] == "SHARED"]
+                exact = sorted(seen, key=lambda b: -float(vectors[b] @ q))[:5]
+                assert [b.id for b, _ in got] == exact, (backend, user)
+                for b, score in got:
+                    assert b.group_id == "big" and score == pytest.approx(float(vectors[b.id] @ q), abs=1e-5)
+            assert {owners[b.id]["user_id"] for b, _ in s.block_vector("big", q, 100, "alice")} == {"alice", "bob"}
+            assert all(owners[b.id]["visibility"] == "SHARED" or owners[b.id]["user_id"] == "alice"
+                       for b, _ in s.block_vector("big", q, 100, "alice"))
+            # a write gives the group's in-memory codes a new generation: the next search sees it
+            new = np.ones(dim, dtype=np.float32) / np.sqrt(dim)
+            s.apply(GraphDelta(group_id="big", blocks=[Block(id="big-b120", group_id="big", entity_id="big-e120",
+                                                             text="moved", attributes=owners["big-b120"],
+                                                             embedding=new.tolist())]), Schema.default())
+            assert s.block_vector("big", q, 1, "alice")[0][0].id == "big-b120"
+        finally:
+            s.close()

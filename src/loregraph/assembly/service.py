@@ -11,8 +11,9 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,26 +204,80 @@ def run_serve(make_app: AppFactory, *, config_file: str | Path | None = None,
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
                             timeout_graceful_shutdown=max(1, int(settings.shutdown_timeout_s)),
                             limit_concurrency=settings.max_connections)
-    server = uvicorn.Server(config)
+    server = _graceful_server(uvicorn.Server)(config)
     if settings.grpc_port is None or grpc_server is None:
         server.run(sockets=[sock])
     else:  # the gRPC knowledge interface beside REST, on the same event loop and Memory
-        attach_projection(memory, settings)
+        try:
+            attach_projection(memory, settings)
+        except StartupError as exc:
+            say(f"error: {exc}")
+            close_quietly(memory)
+            sock.close()
+            return 1
 
         async def both() -> None:
             grpc_srv, grpc_port = await grpc_server(memory, host=host, port=settings.grpc_port,
                                                     keys=settings.api_keys)
             say(f"gRPC knowledge interface on {host}:{grpc_port}")
+            grace = max(1.0, settings.shutdown_timeout_s)
+
+            async def stop_grpc() -> None:
+                say(f"stopping the gRPC knowledge interface (in-flight calls finish within {grace:g} s)")
+                await grpc_srv.stop(grace=grace)
+
+            server.before_app_shutdown = stop_grpc
             try:
                 await server.serve(sockets=[sock])
             finally:
-                await grpc_srv.stop(grace=max(1.0, settings.shutdown_timeout_s))
+                await grpc_srv.stop(grace=None)  # already stopped after a signal; at once after a failed start
 
         asyncio.run(both())
     if not server.started:
         say("error: the service did not start (see the log above)")
         return 1
     return 0
+
+
+def _graceful_server(base: type[Any]) -> type[Any]:
+    """uvicorn's ``Server`` for ``serve``: SIGINT/SIGTERM shut it down gracefully and the process then exits with
+    status 0 (uvicorn re-raises the signal it handled, so the process would die of it), and a server beside it
+    (``before_app_shutdown``, the gRPC interface) stops — its in-flight calls finishing — while HTTP connections
+    drain, before the application's shutdown closes the Memory they use."""
+
+    class GracefulServer(base):
+        before_app_shutdown: Callable[[], Any] | None = None
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            if self.before_app_shutdown is None:
+                await super().shutdown(sockets)
+                return
+            stopping = asyncio.ensure_future(self.before_app_shutdown())
+            app_shutdown = self.lifespan.shutdown
+
+            async def after_the_other_server() -> None:
+                await stopping
+                await app_shutdown()
+
+            self.lifespan.shutdown = after_the_other_server
+            try:
+                await super().shutdown(sockets)
+            finally:
+                await stopping
+
+    return GracefulServer
 
 
 GrpcServerFactory = Callable[..., Any]
@@ -278,8 +333,11 @@ def run_grpc(grpc_server: GrpcServerFactory, *, config_file: str | Path | None =
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
-        await server.stop(grace=max(1.0, settings.shutdown_timeout_s))
+        grace = max(1.0, settings.shutdown_timeout_s)
+        say(f"stopping the gRPC knowledge interface (in-flight calls finish within {grace:g} s)")
+        await server.stop(grace=grace)
         await memory.close()
+        log.info("loregraph stopped")
         return 0
 
     return asyncio.run(main())

@@ -85,7 +85,7 @@ class CandidateFinder:
         if self.projection is not None:
             return [(str(p.get("root_entity_id", "")), int(p.get("block_level", 0)), score)
                     for p, score in self.projection.search(group_id, [float(x) for x in vec], k, user_id)]
-        return [(b.entity_id, b.level, raw) for b, raw in self.store.block_vector(group_id, vec, k)
+        return [(b.entity_id, b.level, raw) for b, raw in self.store.block_vector(group_id, vec, k, user_id)
                 if visible(b.attributes, user_id)]
 
     def find(self, group_id: str, *, names: list[str], potential_type_ids: list[str], short_description: str,

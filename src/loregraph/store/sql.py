@@ -345,8 +345,10 @@ class SQLStore:
                            group_id, "entity_id", entity_ids)
         return sorted((self._block(r) for r in rows), key=lambda b: b.level)
 
-    def block_vector(self, group_id: str, embedding: Any, limit: int) -> list[tuple[Block, float]]:
-        """The group's blocks nearest to ``embedding`` (cosine similarity), best first."""
+    def block_vector(self, group_id: str, embedding: Any, limit: int,
+                     user_id: str | None = None) -> list[tuple[Block, float]]:
+        """The group's blocks nearest to ``embedding`` (cosine similarity), best first; with ``user_id`` only its
+        own and SHARED blocks."""
         raise NotImplementedError
 
     @contextmanager

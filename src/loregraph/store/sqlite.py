@@ -27,7 +27,7 @@ from loregraph.store.caches import LRU, TermStats
 from loregraph.store.sql import BLOCK_COLS, TABLE, SQLStore, chunks
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
 from loregraph.store.timefmt import parse_ts, ts
-from loregraph.store.vectors import GroupVectors
+from loregraph.store.vectors import GroupVectors, ScopedGroupVectors
 
 log = logging.getLogger("loregraph.store")
 
@@ -198,22 +198,38 @@ class SQLiteStore(SQLStore):
             self._tx_depth -= 1
 
     def _outer_tx(self) -> Iterator[Any]:
+        """BEGIN IMMEDIATE … COMMIT. Any failure, the COMMIT's own included (a deferred constraint, a full disk,
+        an I/O error), rolls back what is still open — SQLite keeps a transaction open after some failed COMMITs —
+        so the connection is usable for the next write; a failed COMMIT is raised as a ``StoreError``."""
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             self._touched_vectors = set()
+            committing = False
             try:
                 yield self.conn
                 self.conn.executemany(
                     "INSERT INTO vector_generations VALUES (?,?,1) ON CONFLICT(kind, group_id) "
                     "DO UPDATE SET gen = gen + 1", sorted(self._touched_vectors))
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                self._row_counts.clear()
-                self._vector_counts.clear()
-                self._df_cache.clear()
-                raise
-            else:
+                committing = True
                 self.conn.execute("COMMIT")
+            except BaseException as exc:
+                self._abandon_tx()
+                if committing and isinstance(exc, Exception) and not isinstance(exc, StoreError):
+                    log.error("commit failed on %s: %s", self.path, type(exc).__name__)
+                    raise StoreError(f"the transaction could not be committed ({type(exc).__name__}: {exc}); "
+                                     "nothing was written") from exc
+                raise
+
+    def _abandon_tx(self) -> None:
+        """Roll back the open transaction (if SQLite has not already) and forget counts it may have changed."""
+        self._row_counts.clear()
+        self._vector_counts.clear()
+        self._df_cache.clear()
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except Exception as exc:  # the original failure is what the caller needs to see
+                log.error("rollback failed on %s: %s", self.path, type(exc).__name__)
 
     def _create_vector_storage(self, c: Any, dim: int) -> None:
         for kind in ("episode", "entity", "fact", "chunk"):
@@ -263,12 +279,69 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"block embedding has dimension {vec.shape[0]}, database expects {self._dim}")
         return vec.tobytes()
 
-    def block_vector(self, group_id: str, embedding: Any, limit: int) -> list[tuple[Block, float]]:
-        """Exact cosine kNN over the group's block vectors (sqlite-vec's distance function)."""
-        blob = np.asarray(embedding, dtype=np.float32).tobytes()
-        rows = self._fetch(f"SELECT {BLOCK_COLS}, vec_distance_cosine(embedding, ?) AS d FROM blocks "
-                           "WHERE group_id = ? AND embedding IS NOT NULL ORDER BY d LIMIT ?", (blob, group_id, limit))
-        return [(self._block(r), 1.0 - float(r[-1])) for r in rows]
+    _VISIBLE_SQL = ("(? IS NULL OR json_extract(attributes, '$.user_id') = ? "
+                    "OR json_extract(attributes, '$.visibility') = 'SHARED')")
+
+    def _upsert_block(self, c: Any, gid: str, b: Block) -> None:
+        super()._upsert_block(c, gid, b)
+        self._vector_counts.pop(("block", gid))
+        self._touched_vectors.add(("block", gid))  # a new generation of the group's in-memory block codes
+
+    def block_vector(self, group_id: str, embedding: Any, limit: int,
+                     user_id: str | None = None) -> list[tuple[Block, float]]:
+        """Cosine kNN over the group's block vectors (only ``user_id``'s own and SHARED ones when given): an exact
+        scan (sqlite-vec's distance) up to ``EXACT_KNN_MAX`` blocks, above that the in-memory binary codes pick
+        candidates among the visible blocks, and their similarity is computed exactly from the stored floats."""
+        if self._dim is None or limit <= 0:
+            return []
+        query = np.asarray(embedding, dtype=np.float32)
+        if self._block_count(group_id) <= self.EXACT_KNN_MAX:
+            rows = self._fetch(f"SELECT {BLOCK_COLS}, vec_distance_cosine(embedding, ?) AS d FROM blocks "
+                               f"WHERE group_id = ? AND embedding IS NOT NULL AND {self._VISIBLE_SQL} "
+                               "ORDER BY d LIMIT ?", (query.tobytes(), group_id, user_id, user_id, limit))
+            return [(self._block(r), 1.0 - float(r[-1])) for r in rows]
+        with self._lock:
+            cached = self._block_vectors(group_id)
+            seqs = cached.nearest(query, limit, None if user_id is None else cached.visible_to(user_id))
+        if not seqs:
+            return []
+        rows = self._fetch(f"SELECT {BLOCK_COLS}, embedding FROM blocks WHERE group_id = ? AND seq IN "
+                           f"({_marks(seqs)}) AND embedding IS NOT NULL AND {self._VISIBLE_SQL}",
+                           (group_id, *seqs, user_id, user_id))
+        if not rows:
+            return []
+        mat = np.frombuffer(b"".join(r[-1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        sims = (mat @ query) / np.maximum(np.linalg.norm(mat, axis=1) * float(np.linalg.norm(query)), 1e-12)
+        hits = [(self._block(r), float(s)) for r, s in zip(rows, sims, strict=True)]
+        hits.sort(key=lambda h: -h[1])
+        return hits[:limit]
+
+    def _block_count(self, group_id: str) -> int:
+        n = self._vector_counts.get(("block", group_id))
+        if n is None:
+            n = self.conn.execute("SELECT COUNT(*) FROM blocks WHERE group_id = ?", (group_id,)).fetchone()[0]
+            self._vector_counts.put(("block", group_id), n)
+        return n
+
+    def _block_vectors(self, group_id: str) -> ScopedGroupVectors:
+        """The group's block vectors in memory, reloaded when a writer (any process) changed them."""
+        row = self.conn.execute("SELECT gen FROM vector_generations WHERE kind = 'block' AND group_id = ?",
+                                (group_id,)).fetchone()
+        gen = row[0] if row else 0
+        key = ("block", group_id)
+        cached = self._vector_cache.get(key)
+        if not isinstance(cached, ScopedGroupVectors) or cached.generation != gen:
+            t0 = time.perf_counter()
+            rows = self.conn.execute(
+                "SELECT seq, embedding, json_extract(attributes, '$.user_id'), json_extract(attributes, "
+                "'$.visibility') FROM blocks WHERE group_id = ? AND embedding IS NOT NULL", (group_id,)).fetchall()
+            cached = ScopedGroupVectors(gen, rows, int(self._dim or 0))
+            self._vector_cache.pop(key, None)
+            while len(self._vector_cache) >= self.VECTOR_CACHE_GROUPS:
+                self._vector_cache.pop(next(iter(self._vector_cache)))
+            log.info("loaded %d block vectors of a large group in %.0f ms", len(rows), (time.perf_counter() - t0) * 1e3)
+        self._vector_cache[key] = cached
+        return cached
 
     def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str) -> None:
         if self._dim is None or not seqs:
@@ -302,6 +375,8 @@ class SQLiteStore(SQLStore):
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
             for kind in TABLE:
                 self._forget_counts(kind, group_id)
+            self._vector_counts.pop(("block", group_id))
+            self._touched_vectors.add(("block", group_id))
             for table in self.GROUP_SIDE_TABLES:
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
         return counts

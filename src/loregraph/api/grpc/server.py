@@ -115,6 +115,7 @@ class KnowledgeService(pb_grpc.KnowledgeServiceServicer):
 
     async def _call(self, context: grpc.aio.ServicerContext, method: str, work: Any) -> Any:
         t0 = time.perf_counter()
+        log.debug("grpc %s started", method)
         try:
             group = self.group_of(context)
             result = await work(group)
