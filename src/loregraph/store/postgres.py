@@ -325,6 +325,11 @@ class PostgresStore(SQLStore):
             raise StoreError(f"block embedding has dimension {len(embedding)}, database expects {self._dim}")
         return _vec_text(embedding)
 
+    def _block_embeddings(self, group_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        return {rid: [float(x) for x in v] for rid, v in self._fetch(
+            "SELECT id, embedding::real[] FROM blocks WHERE group_id = ? AND id = ANY(?) AND embedding IS NOT NULL",
+            (group_id, list(ids)))}
+
     def block_vector(self, group_id: str, embedding: Any, limit: int) -> list[tuple[Block, float]]:
         """Exact cosine kNN over the group's block vectors (pgvector's ``<=>``)."""
         rows = self._fetch(f"SELECT {BLOCK_COLS}, embedding <=> ?::vector AS d FROM blocks WHERE group_id = ? "

@@ -263,6 +263,11 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"block embedding has dimension {vec.shape[0]}, database expects {self._dim}")
         return vec.tobytes()
 
+    def _block_embeddings(self, group_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        rows = self._pairs("SELECT id, embedding FROM blocks WHERE group_id = ? AND embedding IS NOT NULL AND {cond}",
+                           group_id, "id", ids)
+        return {rid: np.frombuffer(blob, dtype=np.float32).tolist() for rid, blob in rows}
+
     def block_vector(self, group_id: str, embedding: Any, limit: int) -> list[tuple[Block, float]]:
         """Exact cosine kNN over the group's block vectors (sqlite-vec's distance function)."""
         blob = np.asarray(embedding, dtype=np.float32).tobytes()
