@@ -966,7 +966,7 @@ class SQLStore:
             if record_kind == "block":
                 vecs: dict[str, Any] = self._block_embeddings(group_id, ids)
             elif record_kind in TABLE:
-                vecs = dict(self.embeddings(record_kind, group_id, ids))  # type: ignore[arg-type]
+                vecs = dict(self.embeddings(record_kind, group_id, ids))  # type: ignore[attr-defined]
             else:
                 vecs = {}
             for rec in records:
