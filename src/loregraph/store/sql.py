@@ -583,9 +583,10 @@ class SQLStore:
     def list_collections(self, group_id: str) -> list[tuple[Collection, int]]:
         """The group's collections by name, each with its number of documents."""
         cols = ", ".join("c." + x.strip() for x in self.COLL_COLS.split(","))
-        rows = self._fetch(f"SELECT {cols}, (SELECT COUNT(*) FROM documents d WHERE d.group_id = c.group_id AND "
+        # the group as a value on both sides (not d.group_id = c.group_id): Citus routes it to one shard
+        rows = self._fetch(f"SELECT {cols}, (SELECT COUNT(*) FROM documents d WHERE d.group_id = ? AND "
                            "d.collection_id = c.id) FROM collections c WHERE c.group_id = ? ORDER BY c.name",
-                           (group_id,))
+                           (group_id, group_id))
         return [(self._collection(r), int(r[-1])) for r in rows]
 
     def delete_collection(self, group_id: str, collection_id: str) -> dict[str, int]:
