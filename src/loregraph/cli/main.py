@@ -364,10 +364,27 @@ def bench_search(facts: int = typer.Option(100000, min=100), queries: int = type
                  seed: int = typer.Option(7),
                  compare_sqlite: bool = typer.Option(False, "--compare-sqlite",
                                                      help="With a PostgreSQL --db: also run on a new temporary "
-                                                          "SQLite file in the same run (one line per backend).")
+                                                          "SQLite file in the same run (one line per backend)."),
+                 compare_pg: str = typer.Option(None, "--compare-pg",
+                                                help="Tenants mode: a plain PostgreSQL URL measured next to --db "
+                                                     "(a Citus coordinator) with the same groups."),
+                 groups: int = typer.Option(100, min=1, help="Tenants mode: small groups ..."),
+                 group_facts: int = typer.Option(1000, min=10, help="... of this many facts (plus one group of "
+                                                                    "--facts)."),
+                 clients: int = typer.Option(4, min=1, max=64, help="Tenants mode: client processes for the "
+                                                                    "throughput run.")
                  ) -> None:
-    """Search latency at N facts in one group vs a brute-force scan in the same run."""
+    """Search latency at N facts in one group vs a brute-force scan in the same run; with --compare-pg, many
+    tenants on a Citus cluster (--db) next to one PostgreSQL server: coordinator overhead and total queries/s."""
     _setup()
+    if compare_pg:
+        if not db:
+            _fail("--compare-pg needs --db (the Citus coordinator's URL)")
+        from loregraph.bench.cluster import run_cluster_bench
+
+        _run(run_cluster_bench(db=db, baseline=compare_pg, groups=groups, group_facts=group_facts, facts=facts,
+                               queries=queries, clients=clients, seed=seed, console=err))
+        return
     from loregraph.bench.search import run_search_bench
 
     _run(run_search_bench(facts=facts, queries=queries, db=db, seed=seed, console=err,
