@@ -9,7 +9,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-PG_FIXTURES = {"pg_url", "pg_db"}
+PG_FIXTURES = {"pg_url", "pg_db", "citus_url", "citus_db"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -60,6 +60,95 @@ def pg_db(pg_url):
     yield pg_url.rsplit("/", 1)[0] + "/" + name
     with psycopg.connect(pg_url, autocommit=True) as c:
         c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+CITUS_SETUP = SHARED / "scripts" / "citus-setup.sh"
+CITUS_DEFAULT_URL = "postgresql://postgres@127.0.0.1:54340/postgres"
+
+
+@pytest.fixture(scope="session")
+def citus_url():
+    """A Citus coordinator with its workers: ``LOREGRAPH_TEST_CITUS_URL``, else the cluster of
+    ../shared/scripts/citus-setup.sh (run here if it is not up). Skips only where ../shared is absent."""
+    import subprocess
+
+    url = os.environ.get("LOREGRAPH_TEST_CITUS_URL")
+    if not url:
+        if not CITUS_SETUP.exists():
+            pytest.skip("no Citus cluster: ../shared/scripts/citus-setup.sh is absent and LOREGRAPH_TEST_CITUS_URL "
+                        "is not set")
+        url = CITUS_DEFAULT_URL
+        if not _pg_answers(url):
+            proc = subprocess.run(["bash", str(CITUS_SETUP)], capture_output=True, text=True, timeout=1200,
+                                  env={**os.environ, "PGPORT": "54398"})
+            if proc.returncode != 0:
+                pytest.fail(f"citus-setup.sh failed ({proc.returncode}): {proc.stderr[-2000:]}")
+            url = proc.stdout.strip().splitlines()[-1]
+    if not _pg_answers(url):
+        pytest.fail(f"no Citus coordinator answers at {url}")
+    return url
+
+
+def citus_nodes(admin_url: str) -> list[tuple[str, int]]:
+    """(host, port) of the cluster's workers, as registered with the coordinator's admin database."""
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        return [(h, p) for h, p in c.execute(
+            "SELECT nodename, nodeport FROM pg_dist_node WHERE groupid > 0 AND noderole = 'primary' "
+            "ORDER BY nodeport").fetchall()]
+
+
+def create_citus_database(admin_url: str, name: str) -> str:
+    """A new database on the coordinator and every worker (Citus keeps one cluster per database: the extensions
+    are created in each and the workers registered with the new database's coordinator). Returns its URL."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    coord = conninfo_to_dict(admin_url)
+    host, port = coord.get("host", "127.0.0.1"), int(coord.get("port", 5432))
+    workers = citus_nodes(admin_url)
+    for h, p in [(host, port), *workers]:
+        with psycopg.connect(host=h, port=p, user=coord.get("user", "postgres"), dbname="postgres",
+                             autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {name}")
+        with psycopg.connect(host=h, port=p, user=coord.get("user", "postgres"), dbname=name, autocommit=True) as c:
+            c.execute("CREATE EXTENSION IF NOT EXISTS citus; CREATE EXTENSION IF NOT EXISTS vector")
+    url = admin_url.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        # 4 shards per table instead of 32: a test database is laid out in seconds (still two shards a worker)
+        c.execute(f"ALTER DATABASE {name} SET citus.shard_count = 4")
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("SELECT citus_set_coordinator_host(%s, %s)", (host, port))
+        for h, p in workers:
+            c.execute("SELECT citus_add_node(%s, %s)", (h, p))
+    return url
+
+
+def drop_citus_database(admin_url: str, name: str) -> None:
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    coord = conninfo_to_dict(admin_url)
+    nodes = [(coord.get("host", "127.0.0.1"), int(coord.get("port", 5432))), *citus_nodes(admin_url)]
+    for h, p in nodes:
+        try:
+            with psycopg.connect(host=h, port=p, user=coord.get("user", "postgres"), dbname="postgres",
+                                 autocommit=True, connect_timeout=5) as c:
+                c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        except psycopg.Error:
+            pass  # a node that is down keeps a stray empty database
+
+
+@pytest.fixture
+def citus_db(citus_url):
+    """A fresh database on the Citus cluster (dropped afterwards); yields its URL."""
+    import uuid
+
+    name = "lg_citus_" + uuid.uuid4().hex[:12]
+    url = create_citus_database(citus_url, name)
+    yield url
+    drop_citus_database(citus_url, name)
 
 
 def _pg_answers(url: str) -> bool:

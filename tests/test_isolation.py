@@ -18,7 +18,7 @@ import pytest
 from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.graph.types import Block, Community, Entity, Episode, Fact, GraphDelta, Mention, Record
 from loregraph.store import TimeFilter
-from loregraph.store.base import Store
+from loregraph.store.base import EXPORT_KINDS, Store
 from test_store import SCHEMA, T0, vec
 from test_store_contract import Backend
 
@@ -28,7 +28,7 @@ PROBED = "gb"
 # not reads of a group: lifecycle, writes, and admin listings that span groups by design
 NOT_GROUP_READS = {"close", "checkpoint", "ensure_embedder", "apply", "delete_episode", "delete_group", "delete_fact",
                    "apply_hook", "open_queue", "groups", "schema_version", "transaction", "create_collection",
-                   "delete_collection", "put_document", "delete_document"}
+                   "delete_collection", "put_document", "delete_document", "embedding_model"}
 
 
 class World:
@@ -133,6 +133,8 @@ ARGUMENTS: dict[str, Callable[[World], Any]] = {
     "types": lambda w: None,
     "newest_first": lambda w: False,
     "conversation_id": lambda w: "conv",
+    "record_kind": lambda w: Variants(EXPORT_KINDS),
+    "after": lambda w: None,
 }
 class Variants(list):
     """Several values of one parameter: the read is probed with each."""

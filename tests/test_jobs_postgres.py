@@ -262,7 +262,15 @@ def jobs_done_by(proc: Server) -> int:
     return len(re.findall(r"job \S+ done in", proc.log()))
 
 
-def test_two_api_and_two_worker_processes_1000_messages_over_10_groups(tmp_path, pg_db):
+@pytest.fixture(params=["postgres", "citus"])
+def queue_db(request):
+    """A fresh database on plain PostgreSQL, then on the Citus cluster (its coordinator: the queue is a
+    coordinator-local table there, the graph distributed by group)."""
+    return request.getfixturevalue("pg_db" if request.param == "postgres" else "citus_db")
+
+
+def test_two_api_and_two_worker_processes_1000_messages_over_10_groups(tmp_path, queue_db):
+    pg_db = queue_db
     api, wrk = processes(tmp_path, pg_db, apis=2, workers=2)
     groups = {f"grp{k}": [f"I use Tool{k}n{i} for task {i}." for i in range(100)] for k in range(10)}
     errors: list[BaseException] = []

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import create_citus_database, drop_citus_database
 from loregraph.graph.types import (
     Community,
     DuplicateLink,
@@ -64,9 +65,11 @@ class Backend:
         import psycopg
 
         db = "lg_test_" + uuid.uuid4().hex[:12]
+        self._databases.append(db)
+        if self.name == "citus":  # a database on every node of the cluster, its workers registered
+            return create_citus_database(self._admin, db)
         with psycopg.connect(self._admin, autocommit=True) as c:
             c.execute(f"CREATE DATABASE {db}")
-        self._databases.append(db)
         return self._admin.rsplit("/", 1)[0] + "/" + db
 
     def open(self, url: str, embedder: bool = True):
@@ -82,7 +85,10 @@ class Backend:
     def cleanup(self) -> None:
         for s in self._open:
             s.close()
-        if self._databases:
+        if self._databases and self.name == "citus":
+            for db in self._databases:
+                drop_citus_database(self._admin, db)
+        elif self._databases:
             import psycopg
 
             with psycopg.connect(self._admin, autocommit=True) as c:
@@ -90,9 +96,15 @@ class Backend:
                     c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+def admin_url(request, name: str) -> str | None:
+    """The server a backend's databases are made on (None for SQLite)."""
+    return {"postgres": "pg_url", "citus": "citus_url"}.get(name) and request.getfixturevalue(
+        {"postgres": "pg_url", "citus": "citus_url"}[name])
+
+
+@pytest.fixture(params=["sqlite", "postgres", "citus"])
 def backend(request, tmp_path_factory):
-    admin = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+    admin = admin_url(request, request.param)
     b = Backend(request.param, tmp_path_factory, admin)
     yield b
     b.cleanup()

@@ -13,6 +13,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -49,7 +50,6 @@ async def run_search_bench(*, facts: int, queries: int, db: str | None, seed: in
 async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: Console, own_db: bool) -> None:
     import uuid
 
-    from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
     from loregraph.memory import Memory
 
     backend = _backend(url)
@@ -59,50 +59,16 @@ async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: 
     # a database given by the caller may hold other groups (or an earlier run's): build a group of our own and
     # delete it at the end
     group = "bench" if own_db else f"bench-{uuid.uuid4().hex[:8]}"
-    emb = m.embedder
     console.print(f"({backend}) building {facts} facts in group {group}")
     try:
         t0 = time.perf_counter()
-        names = world.people + world.projects + world.orgs + world.tools
-        types = (["person"] * len(world.people) + ["project"] * len(world.projects) +
-                 ["organization"] * len(world.orgs) + ["tool"] * len(world.tools))
-        name_vecs = emb.embed(names)
-        rel_vecs = {rt: emb.embed_one(t.format(s="", o="", p="")) for rt, t in TEMPLATES}
-        ents = [Entity(group_id=group, name=n, type=t, embedding=v.tolist())
-                for n, t, v in zip(names, types, name_vecs, strict=True)]
-        by_name = {e.name: e for e in ents}
-        vec_of = dict(zip(names, name_vecs, strict=True))
-        await m.upsert_delta(GraphDelta(group_id=group, entities=ents))
-        rng = np.random.default_rng(seed)
-        base = datetime(2024, 1, 1, tzinfo=UTC)
-        batch, eps, done = [], [], 0
-        matrix = np.zeros((facts, emb.dim), dtype=np.float32)
-        fact_ids: list[str] = []
         with console.status(f"writing {facts} facts") as status:
-            seen: set[tuple[str, str, str]] = set()
-            while done < facts:
-                s, _, rtype, o, _, text = world.fact()
-                if (s, rtype, o) in seen or s == o:
-                    continue  # the schema allows one current fact per (source, type, target)
-                seen.add((s, rtype, o))
-                v = vec_of[s] + vec_of[o] + rel_vecs[rtype] + rng.normal(0, 0.05, emb.dim).astype(np.float32)
-                v /= np.linalg.norm(v)
-                matrix[done] = v
-                when = base + timedelta(minutes=done)
-                if done % 5 == 0:
-                    eps.append(Episode(group_id=group, content=text, valid_at=when, embedding=v.tolist()))
-                batch.append(Fact(group_id=group, source_id=by_name[s].id, target_id=by_name[o].id, type=rtype,
-                                  fact=text, valid_at=when, episodes=[eps[-1].id], embedding=v.tolist()))
-                fact_ids.append(batch[-1].id)
-                done += 1
-                if len(batch) >= 2000 or done == facts:
-                    await m.upsert_delta(GraphDelta(group_id=group, facts=batch, episodes=eps))
-                    batch, eps = [], []
-                    status.update(f"writing facts {done}/{facts}")
+            matrix, fact_ids, n_ents = await build_group(m, world, group, facts, np.random.default_rng(seed),
+                                                         status)
         t_index = time.perf_counter()
         await m.checkpoint()
         console.print(f"checkpoint (PostgreSQL: vector indexes, ANALYZE) took {time.perf_counter() - t_index:.1f} s")
-        console.print(f"built {facts} facts, {len(ents)} entities in {time.perf_counter() - t0:.1f} s")
+        console.print(f"built {facts} facts, {n_ents} entities in {time.perf_counter() - t0:.1f} s")
 
         qs = [world.question() for _ in range(queries)]
         for q in qs[:5]:  # warm caches and the model
@@ -116,7 +82,7 @@ async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: 
         for q in qs:
             # baseline: embed + exact scan of every fact vector, then load the top facts
             t = time.perf_counter()
-            qv = emb.embed_one(q + " ")  # bypass the query cache like the search's first call
+            qv = m.embedder.embed_one(q + " ")  # bypass the query cache like the search's first call
             top = np.argpartition(-(matrix @ qv), 10)[:10]
             await m.get_facts(group, [fact_ids[i] for i in top])
             base_lat.append((time.perf_counter() - t) * 1e3)
@@ -135,3 +101,50 @@ async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: 
             except Exception as exc:  # reported, never hides the measurement
                 console.print(f"({backend}) could not delete the bench group {group}: {exc}")
         await m.close()
+
+
+async def build_group(m: Any, world: World, group: str, facts: int, rng: np.random.Generator,
+                      status: Any = None) -> tuple[np.ndarray, list[str], int]:
+    """Write ``facts`` synthetic facts (and an episode per five) into ``group`` through ``Memory.upsert_delta``;
+    returns the fact vectors, their ids and the number of entities."""
+    from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
+
+    emb = m.embedder
+    names = world.people + world.projects + world.orgs + world.tools
+    types = (["person"] * len(world.people) + ["project"] * len(world.projects) +
+             ["organization"] * len(world.orgs) + ["tool"] * len(world.tools))
+    name_vecs = emb.embed(names)
+    rel_vecs = {rt: emb.embed_one(t.format(s="", o="", p="")) for rt, t in TEMPLATES}
+    ents = [Entity(group_id=group, name=n, type=t, embedding=v.tolist())
+            for n, t, v in zip(names, types, name_vecs, strict=True)]
+    by_name = {e.name: e for e in ents}
+    vec_of = dict(zip(names, name_vecs, strict=True))
+    await m.upsert_delta(GraphDelta(group_id=group, entities=ents))
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    batch: list[Fact] = []
+    eps: list[Episode] = []
+    done = 0
+    matrix = np.zeros((facts, emb.dim), dtype=np.float32)
+    fact_ids: list[str] = []
+    seen: set[tuple[str, str, str]] = set()
+    while done < facts:
+        s, _, rtype, o, _, text = world.fact()
+        if (s, rtype, o) in seen or s == o:
+            continue  # the schema allows one current fact per (source, type, target)
+        seen.add((s, rtype, o))
+        v = vec_of[s] + vec_of[o] + rel_vecs[rtype] + rng.normal(0, 0.05, emb.dim).astype(np.float32)
+        v /= np.linalg.norm(v)
+        matrix[done] = v
+        when = base + timedelta(minutes=done)
+        if done % 5 == 0:
+            eps.append(Episode(group_id=group, content=text, valid_at=when, embedding=v.tolist()))
+        batch.append(Fact(group_id=group, source_id=by_name[s].id, target_id=by_name[o].id, type=rtype,
+                          fact=text, valid_at=when, episodes=[eps[-1].id], embedding=v.tolist()))
+        fact_ids.append(batch[-1].id)
+        done += 1
+        if len(batch) >= 2000 or done == facts:
+            await m.upsert_delta(GraphDelta(group_id=group, facts=batch, episodes=eps))
+            batch, eps = [], []
+            if status is not None:
+                status.update(f"writing facts of {group}: {done}/{facts}")
+    return matrix, fact_ids, len(ents)

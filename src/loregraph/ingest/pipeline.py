@@ -25,7 +25,7 @@ from loregraph.extract.base import (
     PreviousEpisode,
 )
 from loregraph.graph.names import normalize_name
-from loregraph.graph.types import Community, Episode, GraphDelta, utcnow
+from loregraph.graph.types import Community, Entity, Episode, Fact, GraphDelta, utcnow
 from loregraph.ingest.request import AddEpisodeResult, EpisodeRequest, RateLimits, message_episode_id
 from loregraph.ingest.resolve import DeltaBuilder
 from loregraph.models.embedder import Embedder
@@ -58,6 +58,16 @@ def _episode_embedding_text(ep: Episode, text: str) -> str:
 
 def strip_body_prefix(body: str) -> str:
     return _BODY_PREFIX.sub("", body, count=1)
+
+
+def embedding_input(record: Entity | Fact | Episode) -> str:
+    """The text whose embedding a record gets: an entity's name, a fact's text, an episode's content with its
+    speaker (used by ingestion and by importing records that come without vectors)."""
+    if isinstance(record, Entity):
+        return record.name
+    if isinstance(record, Fact):
+        return record.fact
+    return _episode_embedding_text(record, strip_body_prefix(record.content))
 
 
 class _Timer:
@@ -224,13 +234,13 @@ class IngestPipeline:
         todo: list[tuple[Any, str]] = []
         for e in delta.entities:
             if e.embedding is None and e.id not in keep:
-                todo.append((e, e.name))
+                todo.append((e, embedding_input(e)))
         for f in delta.facts:
             if f.embedding is None and f.id not in keep:
-                todo.append((f, f.fact))
+                todo.append((f, embedding_input(f)))
         for ep in delta.episodes:
             if ep.embedding is None and ep.content:
-                todo.append((ep, _episode_embedding_text(ep, strip_body_prefix(ep.content))))
+                todo.append((ep, embedding_input(ep)))
         if not todo:
             return
         vectors = self.embedder.embed([t for _, t in todo])

@@ -20,6 +20,17 @@ from loregraph.jobs.base import JobQueue
 from loregraph.schema import Schema
 
 SearchKind = Literal["episode", "entity", "fact", "chunk"]
+ExportKind = Literal["episode", "entity", "block", "fact", "mention", "duplicate", "community", "collection",
+                     "document", "chunk"]
+EXPORT_KINDS: tuple[ExportKind, ...] = ("episode", "entity", "block", "fact", "mention", "duplicate", "community",
+                                        "collection", "document", "chunk")
+"""Every kind of record a group holds, in an order that can be written back (blocks before the facts that may
+point at them; documents with their chunks)."""
+EXPORT_KEYS: dict[ExportKind, tuple[str, ...]] = {
+    "mention": ("episode_id", "entity_id"), "duplicate": ("entity_id", "canonical_id"),
+    **{k: ("id",) for k in ("episode", "entity", "block", "fact", "community", "collection", "document", "chunk")},
+}
+"""The fields a kind's records are ordered (and paged) by within a group."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +74,9 @@ class Store(Protocol):
 
     # metadata
     def ensure_embedder(self, name: str, dim: int) -> None: ...
+    def embedding_model(self) -> tuple[str, int] | None:
+        """The recorded embedding model and dimension, if any."""
+        ...
 
     # writes
     def apply(self, delta: GraphDelta, schema: Schema) -> None: ...
@@ -112,6 +126,12 @@ class Store(Protocol):
     def conversation_counts(self, group_id: str, conversation_id: str) -> dict[str, int]: ...
     def speakers(self, group_id: str) -> list[Entity]: ...
     def count(self, group_id: str) -> dict[str, int]: ...
+    def export_records(self, record_kind: ExportKind, group_id: str, after: Sequence[str] | None, limit: int, *,
+                       embeddings: bool = True, document_id: str | None = None) -> list[Any]:
+        """One page of the group's records of a kind, everything included (soft-deleted entities, ended facts,
+        community members), ordered by ``EXPORT_KEYS[record_kind]`` and starting after the key ``after``;
+        embeddings when asked; chunks of one document when ``document_id`` is given."""
+        ...
     def groups(self) -> list[str]: ...
 
     # ---- documents (spec 002): collections, documents, chunks (search kind "chunk") ----------------------

@@ -87,6 +87,17 @@ def _configure(conn: Any) -> None:
     # rows; iterative scans keep filling the k results when the time filter drops candidates
     conn.execute(f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
     conn.execute("SET hnsw.iterative_scan = relaxed_order")
+    # Citus loaded: a SET LOCAL reaches the workers that run the transaction's shard queries (vector search sets
+    # hnsw.ef_search that way: a session SET on the coordinator does not reach them)
+    if conn.execute("SELECT current_setting('citus.propagate_set_commands', true)").fetchone()[0] is not None:
+        conn.execute("SET citus.propagate_set_commands = 'local'")
+
+
+CITUS_ENV = "LOREGRAPH_CITUS"
+COORDINATOR_LOCAL_TABLES = ("jobs",)
+"""Tables with a group_id kept on the Citus coordinator instead of distributed: the job queue (its claims scan
+every group's pending jobs in acceptance order, which on a distributed table is a multi-shard ``FOR UPDATE``;
+Citus refuses that, and the queue's advisory locks are valid on the coordinator it runs on)."""
 
 
 BLOCK_TABLE = "blocks"
@@ -119,7 +130,8 @@ class PostgresStore(SQLStore):
         """The job queue in this database, shared by any number of API and worker processes."""
         return PostgresJobQueue(self.url, max_attempts=max_attempts)
 
-    def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout_s: float = 10.0):
+    def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout_s: float = 10.0,
+                 citus: bool | None = None):
         from psycopg_pool import ConnectionPool, PoolTimeout
 
         self.url = url
@@ -144,6 +156,7 @@ class PostgresStore(SQLStore):
         self._local = threading.local()
         self._indexed: set[tuple[str, str]] = set()
         try:
+            self.citus = self._detect_citus(citus)
             self._init_common()
         except BaseException:
             self.pool.close()
@@ -234,6 +247,73 @@ class PostgresStore(SQLStore):
             raise StoreError(f"the transaction could not be committed ({type(exc).__name__}: {exc}); nothing was "
                              "written") from exc
 
+    # ---- Citus -----------------------------------------------------------------------------------
+    def _detect_citus(self, wanted: bool | None) -> bool:
+        """Lay the schema out for Citus when the server has the extension (``LOREGRAPH_CITUS=auto``, the
+        default), always (``on``: an error without it) or never (``off``)."""
+        if wanted is None:
+            mode = os.environ.get(CITUS_ENV, "auto").strip().lower()
+            if mode not in ("auto", "on", "off"):
+                raise StoreError(f"{CITUS_ENV} must be auto, on or off, got {mode!r}")
+            wanted = None if mode == "auto" else mode == "on"
+        with self._read() as c:
+            present = c.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'").fetchone() is not None
+        if wanted and not present:
+            raise StoreError(f"{CITUS_ENV}=on but the citus extension is not installed in {self.label}")
+        return present if wanted is None else wanted
+
+    def _migrate(self) -> None:
+        super()._migrate()
+        if self.citus:
+            self._citus_layout()
+
+    def _citus_layout(self) -> None:
+        """Distribute what the migrations created, derived from the schema itself (so a table added by a later
+        migration is covered): every table with a ``group_id`` column is distributed by it, all in one
+        co-location group (a group's rows of every table live on one worker, its queries are single-shard);
+        tables without one (meta, schema_migrations) become reference tables; ``COORDINATOR_LOCAL_TABLES`` stay
+        on the coordinator. Triggers (the BM25 statistics) run on the shards and touch co-located shards only."""
+        with self.pool.connection() as c:
+            c.execute("SELECT pg_advisory_lock(hashtext('loregraph.migrate'))")
+            try:
+                c.execute("SET citus.enable_unsafe_triggers = on")
+                tables = [r[0] for r in c.execute(
+                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition")]
+                placed = {r[0]: r[1] for r in c.execute(
+                    "SELECT c.relname, p.partmethod FROM pg_dist_partition p "
+                    "JOIN pg_class c ON c.oid = p.logicalrelid")}
+                grouped = {r[0] for r in c.execute(
+                    "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                    "AND column_name = 'group_id'")}
+                anchor = next((t for t, method in sorted(placed.items()) if method == "h"), None)
+                # the statistics tables first: the triggers of the record tables write to them
+                for table in sorted(tables, key=lambda t: (not t.startswith("fts_"), t)):
+                    if table in placed or table in COORDINATOR_LOCAL_TABLES:
+                        continue
+                    if table in grouped:
+                        c.execute("SELECT create_distributed_table(%s, 'group_id', colocate_with => %s)",
+                                  (table, anchor or "default"))
+                        anchor = anchor or table
+                    else:
+                        c.execute("SELECT create_reference_table(%s)", (table,))
+                    log.info("citus: %s is %s", table, "distributed by group_id" if table in grouped else
+                             "a reference table")
+            finally:
+                c.execute("SELECT pg_advisory_unlock(hashtext('loregraph.migrate'))")
+
+    @contextmanager
+    def _vector_settings(self, c: Any) -> Iterator[None]:
+        """On Citus, the HNSW search settings for the shard queries of this block (``SET LOCAL`` in a transaction,
+        propagated to the workers); elsewhere the session's settings already hold."""
+        if not self.citus:
+            yield
+            return
+        with c.transaction():
+            c.execute(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}")
+            c.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            yield
+
     # ---- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
         with suppress(Exception):
@@ -302,7 +382,8 @@ class PostgresStore(SQLStore):
                 if not c.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
                     continue
                 try:
-                    if c.execute("SELECT 1 FROM vector_indexes WHERE name = %s", (name,)).fetchone() is not None:
+                    if c.execute("SELECT 1 FROM vector_indexes WHERE group_id = %s AND kind = %s",
+                                 (group_id, kind)).fetchone() is not None:
                         self._indexed.add((kind, group_id))
                         continue
                     # an earlier build that died half way leaves an invalid index behind
@@ -352,6 +433,11 @@ class PostgresStore(SQLStore):
             raise StoreError(f"block embedding has dimension {len(embedding)}, database expects {self._dim}")
         return _vec_text(embedding)
 
+    def _block_embeddings(self, group_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        return {rid: [float(x) for x in v] for rid, v in self._fetch(
+            "SELECT id, embedding::real[] FROM blocks WHERE group_id = ? AND id = ANY(?) AND embedding IS NOT NULL",
+            (group_id, list(ids)))}
+
     def block_vector(self, group_id: str, embedding: Any, limit: int,
                      user_id: str | None = None) -> list[tuple[Block, float]]:
         """Cosine kNN over the group's block vectors (only ``user_id``'s own and SHARED ones when given): exact, or
@@ -395,7 +481,7 @@ class PostgresStore(SQLStore):
             for table in (*self.GROUP_SIDE_TABLES, "fts_stats", "vector_generations", "vector_indexes"):
                 c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,))
             self._indexed = {k for k in self._indexed if k[1] != group_id}
-            c.execute("DELETE FROM fts_terms WHERE term LIKE %s", (group_token(group_id) + "%",))
+            c.execute("DELETE FROM fts_terms WHERE group_id = %s", (group_id,))
         return counts
 
     # ---- retrieval primitives -------------------------------------------------------------------
@@ -421,8 +507,8 @@ class PostgresStore(SQLStore):
 
     def _bm25(self, c: Any, kind: SearchKind, table: str, groups: list[str], qterms: list[str], limit: int,
               time: TimeFilter | None) -> list[Hit]:
-        df = dict(c.execute("SELECT term, df FROM fts_terms WHERE kind = %s AND term = ANY(%s) AND df > 0",
-                                    (kind, qterms)).fetchall())
+        df = dict(c.execute("SELECT term, df FROM fts_terms WHERE group_id = ANY(%s) AND kind = %s AND "
+                            "term = ANY(%s) AND df > 0", (groups, kind, qterms)).fetchall())
         stats = {g: (d, t) for g, d, t in c.execute(
             "SELECT group_id, docs, tokens FROM fts_stats WHERE kind = %s AND group_id = ANY(%s) AND docs > 0",
             (kind, groups))}
@@ -467,7 +553,7 @@ class PostgresStore(SQLStore):
         extra, params = self._kind_filter(kind, "x", time)
         q = _vec_text(embedding)
         hits: list[Hit] = []
-        with self._read() as c:
+        with self._read() as c, self._vector_settings(c):
             for gid in dict.fromkeys(group_ids):
                 rows = c.execute(self._q(
                     f"SELECT x.id, x.embedding <=> ?::vector AS d FROM {table} x WHERE x.group_id = ? AND "

@@ -18,12 +18,24 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+import numpy as np
+
 from loregraph.errors import ConflictError, EmbedderMismatchError, SchemaViolationError, StoreError, Violation
 from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.graph.names import normalize_name
-from loregraph.graph.types import BLOCK_TYPE, Block, Entity, Episode, Fact, GraphDelta
+from loregraph.graph.types import (
+    BLOCK_TYPE,
+    Block,
+    Community,
+    DuplicateLink,
+    Entity,
+    Episode,
+    Fact,
+    GraphDelta,
+    Mention,
+)
 from loregraph.schema import Schema
-from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
+from loregraph.store.base import EXPORT_KEYS, ExportKind, Hit, SearchKind, StoreCapabilities, TimeFilter
 
 log = logging.getLogger("loregraph.store")
 
@@ -242,6 +254,11 @@ class SQLStore:
             self._run(c, "INSERT INTO meta VALUES ('embedding_dim', ?)", (str(dim),))
             self._create_vector_storage(c, dim)
         self._dim = str(dim)
+
+    def embedding_model(self) -> tuple[str, int] | None:
+        """The recorded embedding model and its dimension (None before the first ``ensure_embedder``)."""
+        name, dim = self._meta("embedding_model"), self._meta("embedding_dim")
+        return (name, int(dim)) if name is not None and dim is not None else None
 
     def _lock_embedder(self, c: Any) -> None:
         """Serialize first-time embedder recording between processes (SQLite's write lock already does)."""
@@ -568,9 +585,10 @@ class SQLStore:
     def list_collections(self, group_id: str) -> list[tuple[Collection, int]]:
         """The group's collections by name, each with its number of documents."""
         cols = ", ".join("c." + x.strip() for x in self.COLL_COLS.split(","))
-        rows = self._fetch(f"SELECT {cols}, (SELECT COUNT(*) FROM documents d WHERE d.group_id = c.group_id AND "
+        # the group as a value on both sides (not d.group_id = c.group_id): Citus routes it to one shard
+        rows = self._fetch(f"SELECT {cols}, (SELECT COUNT(*) FROM documents d WHERE d.group_id = ? AND "
                            "d.collection_id = c.id) FROM collections c WHERE c.group_id = ? ORDER BY c.name",
-                           (group_id,))
+                           (group_id, group_id))
         return [(self._collection(r), int(r[-1])) for r in rows]
 
     def delete_collection(self, group_id: str, collection_id: str) -> dict[str, int]:
@@ -910,6 +928,84 @@ class SQLStore:
     def groups(self) -> list[str]:
         return [r[0] for r in self._fetch(
             "SELECT group_id FROM episodes UNION SELECT group_id FROM entities ORDER BY 1")]
+
+    # ---- export (loregraph.transfer): every record of a group, page by page ------------------------------
+    def _block_embeddings(self, group_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Stored block vectors by id (the backend's encoding)."""
+        raise NotImplementedError
+
+    def export_records(self, record_kind: ExportKind, group_id: str, after: Sequence[str] | None, limit: int, *,
+                       embeddings: bool = True, document_id: str | None = None) -> list[Any]:
+        """One page of the group's records of a kind in key order (see ``Store.export_records``)."""
+        table, cols, conv = self._export_source(record_kind)
+        keys = EXPORT_KEYS[record_kind]
+        where, params = ["group_id = ?"], [group_id]
+        if document_id is not None:
+            if record_kind != "chunk":
+                raise StoreError("document_id: only chunks are listed by document")
+            where.append("document_id = ?")
+            params.append(document_id)
+        if after is not None:
+            if len(after) != len(keys):
+                raise StoreError(f"after: a {record_kind} key has {len(keys)} parts ({', '.join(keys)})")
+            where.append(f"({', '.join(keys)}) > ({', '.join('?' * len(keys))})" if len(keys) > 1
+                         else f"{keys[0]} > ?")
+            params += list(after)
+        rows = self._fetch(f"SELECT {cols} FROM {table} WHERE {' AND '.join(where)} "
+                           f"ORDER BY {', '.join(keys)} LIMIT ?", (*params, limit))
+        records = [conv(r) for r in rows]
+        if record_kind == "community" and records:
+            members: dict[str, list[str]] = {}
+            for cid, eid in self._pairs("SELECT community_id, entity_id FROM community_members WHERE group_id = ? "
+                                        "AND {cond} ORDER BY community_id, entity_id", group_id, "community_id",
+                                        [r.id for r in records]):
+                members.setdefault(cid, []).append(eid)
+            for rec in records:
+                rec.member_ids = members.get(rec.id, [])
+        if embeddings and records and self._dim is not None and record_kind not in ("mention", "duplicate",
+                                                                                    "community", "collection",
+                                                                                    "document"):
+            ids = [r.id for r in records]
+            if record_kind == "block":
+                vecs: dict[str, Any] = self._block_embeddings(group_id, ids)
+            elif record_kind in TABLE:
+                vecs = dict(self.embeddings(record_kind, group_id, ids))  # type: ignore[attr-defined]
+            else:
+                vecs = {}
+            for rec in records:
+                if rec.id in vecs:  # float32's shortest text: the same on every backend, and it reads back exactly
+                    rec.embedding = [float(str(x)) for x in np.asarray(vecs[rec.id], dtype=np.float32)]
+        return records
+
+    def _export_source(self, kind: ExportKind) -> tuple[str, str, Callable[[Sequence[Any]], Any]]:
+        """(table, columns, row -> record) of an export kind."""
+        def mention(r: Sequence[Any]) -> Mention:
+            return Mention.model_construct(group_id=r[0], episode_id=r[1], entity_id=r[2],
+                                           created_at=self._required_ts(r[3]))
+
+        def duplicate(r: Sequence[Any]) -> DuplicateLink:
+            return DuplicateLink.model_construct(group_id=r[0], entity_id=r[1], canonical_id=r[2],
+                                                 created_at=self._required_ts(r[3]))
+
+        def community(r: Sequence[Any]) -> Community:
+            return Community.model_construct(id=r[0], group_id=r[1], name=r[2], summary=r[3],
+                                             created_at=self._required_ts(r[4]), member_ids=[], embedding=None)
+
+        sources: dict[str, tuple[str, str, Callable[[Sequence[Any]], Any]]] = {
+            "episode": ("episodes", EP_COLS, self._episode),
+            "entity": ("entities", ENT_COLS, self._entity),
+            "block": ("blocks", BLOCK_COLS, self._block),
+            "fact": ("facts", FACT_COLS, self._fact),
+            "mention": ("mentions", "group_id, episode_id, entity_id, created_at", mention),
+            "duplicate": ("duplicates", "group_id, entity_id, canonical_id, created_at", duplicate),
+            "community": ("communities", "id, group_id, name, summary, created_at", community),
+            "collection": ("collections", self.COLL_COLS, self._collection),
+            "document": ("documents", self.DOC_COLS, self._document),
+            "chunk": ("chunks", self.CHUNK_COLS, self._chunk),
+        }
+        if kind not in sources:
+            raise StoreError(f"record_kind: {kind!r} is not one of {', '.join(sources)}")
+        return sources[kind]
 
 
 __all__ = ["BLOCK_COLS", "ENT_COLS", "EP_COLS", "FACT_COLS", "TABLE", "SQLStore", "chunks"]

@@ -279,6 +279,11 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"block embedding has dimension {vec.shape[0]}, database expects {self._dim}")
         return vec.tobytes()
 
+    def _block_embeddings(self, group_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        rows = self._pairs("SELECT id, embedding FROM blocks WHERE group_id = ? AND embedding IS NOT NULL AND {cond}",
+                           group_id, "id", ids)
+        return {rid: np.frombuffer(blob, dtype=np.float32).tolist() for rid, blob in rows}
+
     _VISIBLE_SQL = ("(? IS NULL OR json_extract(attributes, '$.user_id') = ? "
                     "OR json_extract(attributes, '$.visibility') = 'SHARED')")
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from functools import lru_cache
 
 import snowballstemmer
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMERS = threading.local()  # a snowball stemmer keeps its word in itself: one per thread (reads run in parallel)
 # Very common words carry no signal and make posting lists long.
 STOPWORDS = frozenset(
     "a an and are as at be been but by did do does for from had has have he her him his how i if in into is "
@@ -37,7 +38,12 @@ def group_token(group_id: str) -> str:
 def terms(text: str) -> list[str]:
     """Lower-cased, stop-word-free, stemmed words of ``text``, in order (each cut to ``MAX_TERM_CHARS``)."""
     words = [w[:MAX_TERM_CHARS] for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
-    return _STEMMER.stemWords(words) if words else []
+    if not words:
+        return []
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWords(words)
 
 
 def index_body(group_id: str, text: str) -> str:
