@@ -15,11 +15,11 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from loregraph.graph.documents import Chunk, Collection, Document
-from loregraph.graph.types import Block, Entity, Episode, Fact, GraphDelta
+from loregraph.graph.types import Block, Community, Entity, Episode, Fact, GraphDelta
 from loregraph.jobs.base import JobQueue
 from loregraph.schema import Schema
 
-SearchKind = Literal["episode", "entity", "fact", "chunk"]
+SearchKind = Literal["episode", "entity", "fact", "chunk", "community"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +109,23 @@ class Store(Protocol):
                          time: TimeFilter) -> set[str]: ...
     def embeddings(self, kind: SearchKind, group_id: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
     def communities_of(self, group_id: str, entity_ids: Sequence[str]) -> list[str]: ...
+
+    # ---- communities (issue 15): clusters of entities, searchable (search kind "community") ----------------
+    def current_edges(self, group_id: str, limit: int) -> list[tuple[str, str, str, float]]:
+        """(fact id, source id, target id, confidence) of the group's current facts between live entities,
+        oldest first, at most ``limit``: what community detection clusters."""
+        ...
+    def list_communities(self, group_id: str, limit: int, offset: int = 0) -> list[Community]:
+        """The group's communities, largest first, each with its member ids (no embedding)."""
+        ...
+    def get_communities(self, group_id: str, ids: Sequence[str]) -> list[Community]: ...
+    def community_membership(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, str]:
+        """entity id -> the id of the community it belongs to (entities in none are left out)."""
+        ...
+    def community_state(self, group_id: str) -> dict[str, int] | None:
+        """The last full build of the group's communities: members then, communities, and ``drift`` (entities
+        assigned incrementally since); None before the first build."""
+        ...
     def conversation_counts(self, group_id: str, conversation_id: str) -> dict[str, int]: ...
     def speakers(self, group_id: str) -> list[Entity]: ...
     def count(self, group_id: str) -> dict[str, int]: ...
