@@ -859,13 +859,14 @@ class SQLStore:
                     (group_id, *params))]
         return self.get_entities(group_id, ids)
 
-    def list_entities(self, group_id: str, *, entity_type: str | None = None, limit: int = 1000) -> list[Entity]:
+    def list_entities(self, group_id: str, *, entity_type: str | None = None, limit: int = 1000,
+                      offset: int = 0) -> list[Entity]:
         sql = f"SELECT {ENT_COLS} FROM entities WHERE group_id = ? AND deleted_at IS NULL"
         params: list[Any] = [group_id]
         if entity_type:
             sql += " AND type = ?"
             params.append(entity_type)
-        return [self._entity(r) for r in self._fetch(sql + " ORDER BY seq LIMIT ?", (*params, limit))]
+        return [self._entity(r) for r in self._fetch(sql + " ORDER BY seq LIMIT ? OFFSET ?", (*params, limit, offset))]
 
     def _touching(self, cols: str, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                   types: Sequence[str] | None, limit: int, newest_first: bool) -> list[Any]:
