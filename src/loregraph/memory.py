@@ -319,6 +319,11 @@ class Memory:
         """Entities and their neighbours (by facts current, or true at ``as_of``)."""
         return await self._read(self.explorer.neighbourhood, group_id, list(entity_ids), as_of=as_of, limit=limit)
 
+    async def graph_facts(self, group_id: str, entity_ids: Sequence[str], *,
+                          as_of: datetime | None = None) -> list[Fact]:
+        """Facts touching any of the entities (current, or true at ``as_of``)."""
+        return await self._read(self.explorer.facts_of, group_id, list(entity_ids), as_of=as_of)
+
     async def entity_timeline(self, group_id: str, entity_id: str,
                               limit: int = 200) -> tuple[Entity, list[Fact], dict[str, str]]:
         """Every fact of one entity, current and ended, in the order they became true."""

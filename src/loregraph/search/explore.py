@@ -25,6 +25,9 @@ class GraphPiece:
     community_names: dict[str, str] = field(default_factory=dict)
     more: bool = False
     """More entities follow (the next page's offset is offset + limit)."""
+    time_min: datetime | None = None
+    time_max: datetime | None = None
+    """The earliest and latest times (valid_at, invalid_at) of these entities' facts, ended ones included."""
 
 
 def _time(as_of: datetime | None) -> TimeFilter:
@@ -58,7 +61,19 @@ class GraphExplorer:
         ids = {e.id for e in piece.entities}
         facts = self.store.facts_of_entities(group_id, list(ids), _time(as_of), limit=MAX_EDGES)
         piece.facts = [f for f in facts if f.source_id in ids and f.target_id in ids]
+        ever = self.store.facts_of_entities(group_id, list(ids), TimeFilter(include_expired=True), limit=MAX_EDGES)
+        times = [t for f in ever for t in (f.valid_at, f.invalid_at) if t is not None]
+        if times:
+            piece.time_min, piece.time_max = min(times), max(times)
         return self._finish(group_id, piece)
+
+    def facts_of(self, group_id: str, entity_ids: list[str], *, as_of: datetime | None = None) -> list[Fact]:
+        """Facts touching any of the entities (at most 50) valid under ``as_of``: a client redraws the edges
+        among what it shows as the time changes."""
+        validate_group_id(group_id)
+        if not 1 <= len(entity_ids) <= 50:
+            raise InvalidInputError("entity_ids: give between 1 and 50 entity ids")
+        return self.store.facts_of_entities(group_id, entity_ids, _time(as_of), limit=MAX_EDGES)
 
     def neighbourhood(self, group_id: str, entity_ids: list[str], *, as_of: datetime | None = None,
                       limit: int = 50) -> GraphPiece:
