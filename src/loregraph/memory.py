@@ -300,8 +300,10 @@ class Memory:
     async def communities(self, group_id: str, *, limit: int = 100, offset: int = 0) -> list[Community]:
         """The group's communities, largest first, each with its member ids."""
         validate_group_id(group_id)
-        if not 1 <= limit <= 1000 or offset < 0:
-            raise InvalidInputError("limit: must be between 1 and 1000 (offset: not negative)")
+        if not 1 <= limit <= 1000:
+            raise InvalidInputError("limit: must be between 1 and 1000")
+        if not 0 <= offset <= 1_000_000_000:
+            raise InvalidInputError("offset: must be between 0 and 1000000000")
         return await self._read(self.store.list_communities, group_id, limit, offset)
 
     async def build_communities(self, group_id: str) -> BuildReport:

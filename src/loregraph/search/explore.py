@@ -12,6 +12,7 @@ from loregraph.store.base import Store, TimeFilter
 
 MAX_NODES = 200
 MAX_EDGES = 1000
+MAX_OFFSET = 1_000_000_000
 
 
 @dataclass
@@ -54,8 +55,8 @@ class GraphExplorer:
         """Entities in order of creation (``limit`` from ``offset``) and the facts among them."""
         validate_group_id(group_id)
         _check(limit)
-        if offset < 0:
-            raise InvalidInputError("offset: must not be negative")
+        if not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInputError(f"offset: must be between 0 and {MAX_OFFSET}")
         ents = self.store.list_entities(group_id, limit=limit + 1, offset=offset)
         piece = GraphPiece(entities=ents[:limit], more=len(ents) > limit)
         ids = {e.id for e in piece.entities}
@@ -115,4 +116,4 @@ class GraphExplorer:
         return found[0], facts, names
 
 
-__all__ = ["MAX_NODES", "GraphExplorer", "GraphPiece"]
+__all__ = ["MAX_NODES", "MAX_OFFSET", "GraphExplorer", "GraphPiece"]

@@ -11,13 +11,13 @@ from typing import Annotated
 from fastapi import APIRouter, FastAPI, Query
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import AfterValidator
+from pydantic import AfterValidator, StringConstraints
 
 from loregraph.api.rest import models as m
 from loregraph.api.rest.deps import GroupPath, IdPath, Svc, Who
 from loregraph.graph.messages import valid_text, valid_time
 from loregraph.graph.types import Community, Entity, Fact
-from loregraph.search.explore import MAX_NODES, GraphPiece
+from loregraph.search.explore import MAX_NODES, MAX_OFFSET, GraphPiece
 
 router = APIRouter(prefix="/groups/{group_id}")
 STATIC = Path(str(resources.files("loregraph.api.rest") / "ui" / "static"))
@@ -25,7 +25,9 @@ STATIC = Path(str(resources.files("loregraph.api.rest") / "ui" / "static"))
 AsOf = Annotated[datetime | None, Query(description="The graph as it was at this time (ISO-8601); default: now"),
                  AfterValidator(lambda v: valid_time(v) if v is not None else None)]
 Limit = Annotated[int, Query(ge=1, le=MAX_NODES)]
-EntityIds = Annotated[list[str], Query(min_length=1, max_length=20, description="Entity ids (1-20)")]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
+EntityId = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(valid_text)]
+EntityIds = Annotated[list[EntityId], Query(min_length=1, max_length=20, description="Entity ids (1-20)")]
 
 
 def community(c: Community) -> m.Community:
@@ -52,7 +54,7 @@ def piece_body(piece: GraphPiece) -> m.GraphPiece:
 @router.get("/communities", response_model=list[m.Community], tags=["communities"],
             summary="The group's communities, largest first, with their members")
 async def list_communities(group_id: GroupPath, svc: Svc, who: Who, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-                           offset: Annotated[int, Query(ge=0)] = 0) -> list[m.Community]:
+                           offset: Offset = 0) -> list[m.Community]:
     who.require(group_id)
     return [community(c) for c in await svc.memory.communities(group_id, limit=limit, offset=offset)]
 
@@ -68,7 +70,7 @@ async def build_communities(group_id: GroupPath, svc: Svc, who: Who) -> m.Commun
 @router.get("/explore/graph", response_model=m.GraphPiece, tags=["explore"],
             summary="A page of the group's entities and the facts among them")
 async def graph_page(group_id: GroupPath, svc: Svc, who: Who, as_of: AsOf = None, limit: Limit = 100,
-                     offset: Annotated[int, Query(ge=0)] = 0) -> m.GraphPiece:
+                     offset: Offset = 0) -> m.GraphPiece:
     who.require(group_id)
     return piece_body(await svc.memory.graph_page(group_id, as_of=as_of, limit=limit, offset=offset))
 
@@ -78,18 +80,17 @@ async def graph_page(group_id: GroupPath, svc: Svc, who: Who, as_of: AsOf = None
 async def neighbourhood(group_id: GroupPath, svc: Svc, who: Who, entity_id: EntityIds, as_of: AsOf = None,
                         limit: Annotated[int, Query(ge=1, le=MAX_NODES)] = 50) -> m.GraphPiece:
     who.require(group_id)
-    ids = [valid_text(i) for i in entity_id]
-    return piece_body(await svc.memory.graph_neighbourhood(group_id, ids, as_of=as_of, limit=limit))
+    return piece_body(await svc.memory.graph_neighbourhood(group_id, entity_id, as_of=as_of, limit=limit))
 
 
 @router.get("/explore/facts", response_model=list[m.GraphEdge], tags=["explore"],
             summary="Facts touching any of the entities, valid at as_of (the edges to draw at that time)")
 async def explore_facts(group_id: GroupPath, svc: Svc, who: Who,
-                        entity_id: Annotated[list[str], Query(min_length=1, max_length=50,
+                        entity_id: Annotated[list[EntityId], Query(min_length=1, max_length=50,
                                                               description="Entity ids (1-50)")],
                         as_of: AsOf = None) -> list[m.GraphEdge]:
     who.require(group_id)
-    facts = await svc.memory.graph_facts(group_id, [valid_text(i) for i in entity_id], as_of=as_of)
+    facts = await svc.memory.graph_facts(group_id, entity_id, as_of=as_of)
     return [_edge(f) for f in facts]
 
 
