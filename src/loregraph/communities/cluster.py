@@ -17,7 +17,13 @@ SEED = 15
 MAX_LEVELS = 8
 """Louvain aggregates at most this many times (each level at least halves nothing but never loops forever:
 modularity strictly rises every pass, and the levels are cut here)."""
-RESOLUTION = 1.0
+RESOLUTION_EDGES = 20_000
+"""Modularity cannot see clusters smaller than about the square root of the graph's edges (its resolution
+limit): at 100k entities Louvain at resolution 1 merged 2000 planted clusters of 50 into 389 (ARI 0.30). The
+resolution grows with the edge count past this many edges (resolution = edges / RESOLUTION_EDGES, at least 1),
+so how much two clusters must be tied to merge stops depending on the size of the rest of the graph. Measured on
+planted graphs (`loregraph bench communities`): 10k entities (60k edges) ARI 0.75 at 1, 1.0 at 3; 100k (590k
+edges) 0.30 at 1, 0.90 at 7.7, 0.99 at 16."""
 THRESHOLD = 1e-7
 MIN_SIZE = 2
 """A cluster of one entity (no current fact) is no community."""
@@ -53,11 +59,19 @@ def weighted_graph(edges: Iterable[tuple[str, str, float]], nodes: Iterable[str]
     return g
 
 
-def detect(graph: nx.Graph, *, seed: int = SEED, max_levels: int = MAX_LEVELS, resolution: float = RESOLUTION,
+def resolution_for(edges: int) -> float:
+    """The Louvain resolution for a graph of ``edges`` edges (see ``RESOLUTION_EDGES``)."""
+    return max(1.0, edges / RESOLUTION_EDGES)
+
+
+def detect(graph: nx.Graph, *, seed: int = SEED, max_levels: int = MAX_LEVELS, resolution: float | None = None,
            min_size: int = MIN_SIZE) -> Clustering:
-    """Louvain communities of ``graph`` (edge attribute ``weight``), at most ``max_levels`` aggregation levels."""
+    """Louvain communities of ``graph`` (edge attribute ``weight``), at most ``max_levels`` aggregation levels;
+    ``resolution`` by default from the graph's size (``resolution_for``)."""
     if max_levels < 1:
         raise ValueError("max_levels: must be at least 1")
+    if resolution is None:
+        resolution = resolution_for(graph.number_of_edges())
     out = Clustering(nodes=graph.number_of_nodes(), edges=graph.number_of_edges())
     if graph.number_of_edges() == 0:
         return out
@@ -113,5 +127,15 @@ def assign_incrementally(graph: nx.Graph, new_nodes: Iterable[str], membership: 
     return placed
 
 
-__all__ = ["MAX_LEVELS", "SEED", "Clustering", "assign_incrementally", "connected_components", "detect", "majority",
-           "weighted_graph"]
+__all__ = [
+    "MAX_LEVELS",
+    "RESOLUTION_EDGES",
+    "SEED",
+    "Clustering",
+    "assign_incrementally",
+    "connected_components",
+    "detect",
+    "majority",
+    "resolution_for",
+    "weighted_graph",
+]
