@@ -14,6 +14,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from loregraph.bench.scripted_llm import ScriptedLLMServer
 from loregraph.communities import CommunityBuilder, assign_incrementally, detect, weighted_graph
+from loregraph.communities.cluster import RESOLUTION_EDGES, resolution_for
 from loregraph.extract.base import ExtractedEntity, ExtractedRelation, Extraction
 from loregraph.graph.types import Entity, Fact, GraphDelta
 from loregraph.memory import Memory
@@ -70,6 +71,14 @@ def test_rebuild_is_bounded_by_levels():
     assert len(one.clusters) > len(free.clusters)  # stopped before aggregating: finer clusters
     with pytest.raises(ValueError, match="max_levels"):
         detect(graph, max_levels=0)
+
+
+def test_resolution_grows_with_the_graph_past_its_reference_size():
+    assert resolution_for(0) == resolution_for(RESOLUTION_EDGES) == 1.0
+    assert resolution_for(3 * RESOLUTION_EDGES) == 3.0 and resolution_for(30 * RESOLUTION_EDGES) == 30.0
+    g, _ = planted(0)
+    graph = weighted_graph(edges_of(g))
+    assert detect(graph).clusters == detect(graph, resolution=1.0).clusters  # small graphs: plain modularity
 
 
 def test_weights_follow_the_facts():

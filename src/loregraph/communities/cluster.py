@@ -22,8 +22,8 @@ RESOLUTION_EDGES = 20_000
 limit): at 100k entities Louvain at resolution 1 merged 2000 planted clusters of 50 into 389 (ARI 0.30). The
 resolution grows with the edge count past this many edges (resolution = edges / RESOLUTION_EDGES, at least 1),
 so how much two clusters must be tied to merge stops depending on the size of the rest of the graph. Measured on
-planted graphs (`loregraph bench communities`): 10k entities (60k edges) ARI 0.75 at 1, 1.0 at 3; 100k (590k
-edges) 0.30 at 1, 0.90 at 7.7, 0.99 at 16."""
+planted graphs (`loregraph bench communities`): 10k entities (60k edges) ARI 0.75 at 1, 1.0 at 3 (the rule's);
+100k (600k edges) 0.30 at 1, 0.90 at 7.7, 0.99 at 16, 1.0 at 30 (the rule's)."""
 THRESHOLD = 1e-7
 MIN_SIZE = 2
 """A cluster of one entity (no current fact) is no community."""
