@@ -44,3 +44,15 @@ if ! HF_HUB_OFFLINE=1 loregraph models prepare --check >/dev/null 2>&1; then
   echo "setup: exporting the embedding model to ONNX (once, ~20 s)" >&2
 fi
 HF_HUB_OFFLINE=1 loregraph models prepare >/dev/null
+# The graph explorer's browser tests (tests/test_explorer_ui.py) drive Debian's chromium through Playwright; as root
+# it is installed here, otherwise those tests skip and say why.
+if [ "$extras" != "export" ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Debian's chromium for the explorer's browser tests" >&2
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; }; } ||
+      echo "setup: could not install chromium; the explorer's browser tests will skip" >&2
+  else
+    echo "setup: no chromium found: the explorer's browser tests will skip (as root: apt-get install -y chromium)" >&2
+  fi
+fi

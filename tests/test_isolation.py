@@ -107,7 +107,8 @@ ARGUMENTS: dict[str, Callable[[World], Any]] = {
     "group_ids": lambda w: [PROBED],
     "within": lambda w: [PROBED],
     "kind": lambda w: "fact",
-    "ids": lambda w: w.ids("entities", "facts", "episodes", "blocks") + [i for g in GROUPS for i in w.doc_ids(g)],
+    "ids": lambda w: (w.ids("entities", "facts", "episodes", "blocks", "communities")
+                      + [i for g in GROUPS for i in w.doc_ids(g)]),
     "collection_id": lambda w: Variants([w.collections["ga"].id, w.collections[PROBED].id]),
     "name": lambda w: "notes",
     "title": lambda w: "Handbook",
@@ -141,7 +142,7 @@ class Variants(list):
 
 
 # a read whose answer is about kinds: probe each kind
-KINDS = ("entity", "fact", "episode")
+KINDS = ("entity", "fact", "episode", "community")
 
 
 def store_reads() -> list[str]:

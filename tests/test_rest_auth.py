@@ -101,6 +101,13 @@ def every_route(beta):
         ("POST", "/groups/beta/collections/eng/relationships", {"query": "what do I use?"}),
         ("POST", "/groups/beta/collections/eng/timeline", {"query": "what do I use?"}),
         ("DELETE", "/groups/beta/documents/some-document", None),
+        ("GET", "/groups/beta/communities", None),
+        ("POST", "/groups/beta/communities/build", None),
+        ("GET", "/groups/beta/explore/graph", None),
+        ("GET", f"/groups/beta/explore/neighbourhood?entity_id={beta['entity']}", None),
+        ("GET", "/groups/beta/explore/search?q=Postgres", None),
+        ("GET", f"/groups/beta/explore/facts?entity_id={beta['entity']}", None),
+        ("GET", f"/groups/beta/explore/entities/{beta['entity']}/timeline", None),
         # beta's records through alpha's own routes: not found there
         ("GET", f"/groups/alpha/entities/{beta['entity']}", None),
         ("GET", f"/groups/alpha/facts/{beta['fact']}", None),
@@ -122,7 +129,7 @@ def test_the_route_table_covers_every_route(server, beta):
 
 
 def _template(path: str) -> str:
-    parts = path.strip("/").split("/")
+    parts = path.split("?")[0].strip("/").split("/")
     names = {"episodes": "{group_id}", "group": "{group_id}", "groups": "{group_id}", "entity-edge": "{uuid}",
              "episode": "{uuid}", "entities": "{entity_id}", "facts": "{fact_id}", "explain": "{record_id}",
              "collections": "{name}", "documents": "{document_id}"}

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from loregraph.assembly.components import Components, build_components
+from loregraph.communities import BuildReport
 from loregraph.documents.pipeline import ChunkResult, DocumentPipeline, IngestTextResult, Mode
 from loregraph.documents.queries import DocumentQueries, RelationshipHit, TimelineEntry
 from loregraph.documents.web import CrawlLimits, SiteAnalysis, WebFetcher
@@ -27,12 +28,13 @@ from loregraph.errors import ConflictError, InvalidInputError, NotFoundError
 from loregraph.extract.base import Extractor
 from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.graph.messages import Message
-from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, as_utc, utcnow, validate_group_id
+from loregraph.graph.types import Community, Entity, Episode, Fact, GraphDelta, as_utc, utcnow, validate_group_id
 from loregraph.ingest.knowledge import KnowledgeDelta, KnowledgeWriter, UpsertResult
 from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest, IngestPipeline, RateLimits
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.search.candidates import Candidate, CandidateFinder
+from loregraph.search.explore import GraphExplorer, GraphPiece
 from loregraph.search.graph import Explanation, GraphAnswer, GraphQuery
 from loregraph.search.hybrid import HybridSearch, SearchFilters, SearchRequest, SearchResults
 from loregraph.store import Store, TimeFilter
@@ -62,6 +64,7 @@ class Memory:
         self.pipeline = IngestPipeline(store, schema, embedder, extractor, limits)
         self.graph = GraphQuery(store, schema, embedder)
         self.searcher = HybridSearch(store, embedder, self.graph)
+        self.explorer = GraphExplorer(store)
         self.documents = DocumentPipeline(store, embedder)
         self.doc_queries = DocumentQueries(store, embedder)
         self.crawl_limits = CrawlLimits()  # budgets and SSRF allow-list of ingest_url (a service sets its own)
@@ -292,6 +295,41 @@ class Memory:
     async def explain(self, group_id: str, record_id: str) -> Explanation:
         """The messages an entity or fact came from ("How do you know about X?")."""
         return await self._read(self.graph.explain, group_id, record_id)
+
+    # ---- communities (issue 15) and the graph explorer's pieces -----------------------------------------------
+    async def communities(self, group_id: str, *, limit: int = 100, offset: int = 0) -> list[Community]:
+        """The group's communities, largest first, each with its member ids."""
+        validate_group_id(group_id)
+        if not 1 <= limit <= 1000:
+            raise InvalidInputError("limit: must be between 1 and 1000")
+        if not 0 <= offset <= 1_000_000_000:
+            raise InvalidInputError("offset: must be between 0 and 1000000000")
+        return await self._read(self.store.list_communities, group_id, limit, offset)
+
+    async def build_communities(self, group_id: str) -> BuildReport:
+        """Recluster the group's entities from its current facts and replace its communities (one transaction)."""
+        validate_group_id(group_id)
+        return await self._run(self.pipeline.communities.build, group_id)
+
+    async def graph_page(self, group_id: str, *, as_of: datetime | None = None, limit: int = 100,
+                         offset: int = 0) -> GraphPiece:
+        """A page of the group's entities with the facts among them (current, or true at ``as_of``)."""
+        return await self._read(self.explorer.page, group_id, as_of=as_of, limit=limit, offset=offset)
+
+    async def graph_neighbourhood(self, group_id: str, entity_ids: Sequence[str], *, as_of: datetime | None = None,
+                                  limit: int = 50) -> GraphPiece:
+        """Entities and their neighbours (by facts current, or true at ``as_of``)."""
+        return await self._read(self.explorer.neighbourhood, group_id, list(entity_ids), as_of=as_of, limit=limit)
+
+    async def graph_facts(self, group_id: str, entity_ids: Sequence[str], *,
+                          as_of: datetime | None = None) -> list[Fact]:
+        """Facts touching any of the entities (current, or true at ``as_of``)."""
+        return await self._read(self.explorer.facts_of, group_id, list(entity_ids), as_of=as_of)
+
+    async def entity_timeline(self, group_id: str, entity_id: str,
+                              limit: int = 200) -> tuple[Entity, list[Fact], dict[str, str]]:
+        """Every fact of one entity, current and ended, in the order they became true."""
+        return await self._read(self.explorer.timeline, group_id, entity_id, limit=limit)
 
     async def get_episodes(self, group_id: str, *, last_n: int = 10, ids: Sequence[str] | None = None,
                            before: datetime | None = None) -> list[Episode]:

@@ -26,6 +26,9 @@ bench_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
 models_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Local model files.")
 app.add_typer(bench_app, name="bench")
 app.add_typer(models_app, name="models")
+communities_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                              help="Communities: clusters of closely related entities, named and searchable.")
+app.add_typer(communities_app, name="communities")
 console = Console()
 err = Console(stderr=True)
 
@@ -205,6 +208,66 @@ def extract(file: Path = typer.Argument(..., help="Messages as JSON lines (group
     _run(run_extract_report(rows, db or _temporary_db(), sys.stdout, explain=explain))
 
 
+# ---- communities --------------------------------------------------------------------------------
+def _existing_db(db: str) -> None:
+    from loregraph.store import url_scheme
+
+    if url_scheme(db) == "sqlite" and not Path(db.removeprefix("sqlite:///")).exists():
+        _fail(f"database not found: {db}")
+
+
+@communities_app.command("build")
+def communities_build(group: str = typer.Option(..., "--group", "-g", help="The group whose communities to build."),
+                      db: str = typer.Option("sqlite:///memory.db", help=DB_HELP),
+                      verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP),
+                      as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text.")) -> None:
+    """Rebuild a group's communities from its current facts (Louvain, seeded); names and summaries by the LLM
+    extractor when one is configured (one call per changed community), else from members and central facts."""
+    _setup(verbose)
+    _existing_db(db)
+
+    async def go() -> None:
+        from loregraph.memory import Memory
+
+        async with await Memory.open(db) as m:
+            report = await m.build_communities(group)
+        if as_json:
+            console.print_json(json.dumps(report.as_dict()))
+            return
+        console.print(f"group {group}: {report.communities} communities over {report.members} of "
+                      f"{report.entities} entities ({report.edges} current facts, {report.levels} levels, "
+                      f"{report.kept} unchanged, {report.llm_calls} LLM calls) in "
+                      f"{report.timings_ms['total'] / 1000:.2f} s")
+
+    _run(go())
+
+
+@communities_app.command("list")
+def communities_list(group: str = typer.Option(..., "--group", "-g", help="The group."),
+                     db: str = typer.Option("sqlite:///memory.db", help=DB_HELP),
+                     limit: int = typer.Option(20, min=1, max=1000),
+                     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text.")) -> None:
+    """A group's communities, largest first, with their summaries."""
+    _setup()
+    _existing_db(db)
+
+    async def go() -> None:
+        from loregraph.memory import Memory
+
+        async with await Memory.open(db) as m:
+            coms = await m.communities(group, limit=limit)
+        if as_json:
+            console.print_json(json.dumps([{"id": c.id, "name": c.name, "summary": c.summary,
+                                            "member_ids": c.member_ids} for c in coms]))
+            return
+        if not coms:
+            console.print(f"group {group} has no communities (build them: loregraph communities build -g {group})")
+        for c in coms:
+            console.print(f"[bold]{c.name}[/bold] ({len(c.member_ids)} members)\n  {c.summary}", highlight=False)
+
+    _run(go())
+
+
 # ---- bench ------------------------------------------------------------------------------------
 # ---- export / import / migrate / backup ------------------------------------------------------------
 def _count_progress(what: str):
@@ -355,6 +418,25 @@ def backup_cmd(out: Path = typer.Argument(..., help="The new database file to wr
         err.print(f"backed up {int(took['pages']):,} pages to {out} in {took['seconds']:.2f} s")
 
     _run(go())
+
+@bench_app.command("communities")
+def bench_communities(sizes: str = typer.Option("10000,100000", help="Entity counts, comma-separated."),
+                      seed: int = typer.Option(7),
+                      drift: str = typer.Option("0.05,0.1,0.25,0.5",
+                                                help="Shares of entities placed incrementally (at the first size); "
+                                                     "empty: skip.")) -> None:
+    """Planted-cluster recovery (ARI vs the planted blocks) and build time vs connected components."""
+    _setup()
+    from loregraph.bench.communities import run_communities_bench
+
+    try:
+        ns = [int(x) for x in sizes.split(",") if x.strip()]
+        shares = [float(x) for x in drift.split(",") if x.strip()]
+    except ValueError:
+        _fail("--sizes: comma-separated integers; --drift: comma-separated fractions")
+    if not ns or any(n < 100 for n in ns) or any(not 0 < s < 1 for s in shares):
+        _fail("--sizes: each at least 100; --drift: each between 0 and 1")
+    run_communities_bench(ns, seed, console, shares)
 
 
 @bench_app.command("search")

@@ -164,6 +164,8 @@ class Block(Record):
 
 
 class Community(Record):
+    """A cluster of closely related entities of one group, with a name and a summary (searchable)."""
+
     id: str = Field(default_factory=new_id)
     group_id: str
     name: str
@@ -171,6 +173,7 @@ class Community(Record):
     member_ids: list[str] = Field(default_factory=list)
     embedding: list[float] | None = None
     created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
 
 
 class FactInvalidation(BaseModel):
@@ -201,6 +204,10 @@ class GraphDelta(BaseModel):
     duplicates: list[DuplicateLink] = Field(default_factory=list)
     blocks: list[Block] = Field(default_factory=list)
     communities: list[Community] = Field(default_factory=list)
+    communities_rebuilt: bool = False
+    """The communities listed replace all of the group's (a full rebuild); else they are upserts."""
+    community_drift: int = Field(default=0, ge=0)
+    """Entities assigned to a community incrementally by this write (counted towards the next rebuild)."""
 
     @field_validator("group_id")
     @classmethod
@@ -209,4 +216,4 @@ class GraphDelta(BaseModel):
 
     def is_empty(self) -> bool:
         return not any((self.episodes, self.entities, self.facts, self.invalidations, self.mentions,
-                        self.duplicates, self.blocks, self.communities))
+                        self.duplicates, self.blocks, self.communities, self.communities_rebuilt))

@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 import re
 import time
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from loregraph.communities import CommunityBuilder
 from loregraph.errors import NotFoundError, SchemaViolationError
 from loregraph.extract.base import (
     CandidateEntity,
@@ -25,10 +25,11 @@ from loregraph.extract.base import (
     PreviousEpisode,
 )
 from loregraph.graph.names import normalize_name
-from loregraph.graph.types import Community, Entity, Episode, Fact, GraphDelta, utcnow
+from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, utcnow
 from loregraph.ingest.request import AddEpisodeResult, EpisodeRequest, RateLimits, message_episode_id
 from loregraph.ingest.resolve import DeltaBuilder
 from loregraph.models.embedder import Embedder
+from loregraph.models.llm import LLMClient
 from loregraph.schema import Schema
 from loregraph.search.hybrid import rrf
 from loregraph.store.base import Store, TimeFilter
@@ -98,6 +99,8 @@ class IngestPipeline:
         self.embedder = embedder
         self.extractor = extractor
         self.limits = limits or RateLimits()
+        llm = getattr(extractor, "llm", None)
+        self.communities = CommunityBuilder(store, schema, embedder, llm if isinstance(llm, LLMClient) else None)
 
     # ---- public ---------------------------------------------------------------------------------
     def add_episode(self, req: EpisodeRequest) -> AddEpisodeResult:
@@ -128,10 +131,16 @@ class IngestPipeline:
         timer.lap("assemble")
         self._embed_missing(delta, builder.keep_embedding)
         timer.lap("embed")
-        if req.update_communities:
-            builder.communities = delta.communities = self._communities(delta)
+        if req.update_communities:  # step 28: new entities join their neighbours' communities
+            self.communities.assign(delta)
+            builder.communities = delta.communities
         self.store.apply(delta, self.schema)
         timer.lap("persist")
+        if req.update_communities and self.communities.rebuild_due(req.group_id):
+            self.communities.build(req.group_id)  # first build, or drift past the threshold
+            touched = set(self.store.community_membership(req.group_id, [e.id for e in delta.entities]).values())
+            builder.communities = self.store.get_communities(req.group_id, sorted(touched))
+            timer.lap("communities")
         result = self._result(req, builder, delta, extraction, timer)
         log.info(
             "episode %s group=%s processed in %.1f ms: entities=%d facts=%d invalidated=%d duplicates=%d "
@@ -246,41 +255,6 @@ class IngestPipeline:
         vectors = self.embedder.embed([t for _, t in todo])
         for (rec, _), vec in zip(todo, vectors, strict=True):
             rec.embedding = vec.tolist()
-
-    def _communities(self, delta: GraphDelta) -> list[Community]:
-        """Step 28 (optional): each touched entity's connected component becomes or updates a community."""
-        gid = delta.group_id
-        ids = [e.id for e in delta.entities]
-        adjacency: dict[str, set[str]] = {}
-        for f in delta.facts:
-            if f.is_current():
-                adjacency.setdefault(f.source_id, set()).add(f.target_id)
-                adjacency.setdefault(f.target_id, set()).add(f.source_id)
-        communities: list[Community] = []
-        assigned: set[str] = set()
-        names = {e.id: e for e in delta.entities}
-        for eid in ids:
-            if eid in assigned:
-                continue
-            reach = set(self.store.traverse(gid, [eid], 3, TimeFilter()))
-            frontier = [eid]
-            while frontier:  # include edges created by this very delta
-                cur = frontier.pop()
-                for nb in adjacency.get(cur, ()):
-                    if nb not in reach:
-                        reach.add(nb)
-                        frontier.append(nb)
-            reach.add(eid)
-            assigned |= reach
-            if len(reach) < 2:
-                continue
-            existing = self.store.communities_of(gid, list(reach))
-            lead = max(reach, key=lambda x: (names[x].mention_count if x in names else 0, x))
-            label = names[lead].name if lead in names else "community"
-            cid = existing[0] if existing else str(uuid.uuid4())
-            communities.append(Community(id=cid, group_id=gid, name=f"{label} and related",
-                                         summary=f"{len(reach)} connected entities", member_ids=sorted(reach)))
-        return communities
 
 
 __all__ = ["AddEpisodeResult", "EpisodeRequest", "IngestPipeline", "RateLimits", "episode_body",

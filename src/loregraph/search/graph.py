@@ -14,7 +14,7 @@ from typing import Literal
 
 from loregraph.errors import InvalidInputError, NotFoundError
 from loregraph.graph.names import normalize_name
-from loregraph.graph.types import Entity, Episode, Fact, validate_group_id
+from loregraph.graph.types import Community, Entity, Episode, Fact, validate_group_id
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.store.base import Store, TimeFilter
@@ -82,6 +82,8 @@ class GraphAnswer:
     relationships: list[GraphRelationship] = field(default_factory=list)
     relationship_type: str | None = None
     entity_type: str | None = None
+    communities: list[Community] = field(default_factory=list)
+    """The communities the anchor entities belong to (clusters of closely related entities)."""
 
     @property
     def found(self) -> bool:
@@ -224,6 +226,9 @@ class GraphQuery:
             for x in (f.source_id, f.target_id):
                 seen.setdefault(x, ents[x])
         answer.entities = list(seen.values())
+        cids = self.store.community_membership(group_id, [e.id for e in anchors])
+        answer.communities = self.store.get_communities(group_id, list(dict.fromkeys(cids[e.id] for e in anchors
+                                                                                     if e.id in cids)))
         return answer
 
     def _provenance(self, group_id: str, episode_ids: set[str]) -> dict[str, Provenance]:

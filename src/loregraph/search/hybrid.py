@@ -15,13 +15,13 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from loregraph.graph.types import Entity, Episode, Fact, as_utc, validate_group_id
+from loregraph.graph.types import Community, Entity, Episode, Fact, as_utc, validate_group_id
 from loregraph.models.embedder import Embedder
 from loregraph.search.graph import GraphQuery, route
 from loregraph.store.base import Hit, Store, TimeFilter
 
-SearchPart = Literal["facts", "entities", "episodes"]
-SEARCH_PARTS: tuple[SearchPart, ...] = ("facts", "entities", "episodes")
+SearchPart = Literal["facts", "entities", "episodes", "communities"]
+SEARCH_PARTS: tuple[SearchPart, ...] = ("facts", "entities", "episodes", "communities")
 MAX_FILTER_VALUES = 256
 RRF_K = 60
 # Convex fusion: share of the score that comes from vector similarity (the rest from BM25). Tuned on LoCoMo
@@ -93,6 +93,12 @@ class ScoredEntity:
 
 
 @dataclass
+class ScoredCommunity:
+    community: Community
+    score: float
+
+
+@dataclass
 class ScoredEpisode:
     episode: Episode
     score: float
@@ -103,6 +109,8 @@ class SearchResults:
     facts: list[ScoredFact] = field(default_factory=list)
     entities: list[ScoredEntity] = field(default_factory=list)
     episodes: list[ScoredEpisode] = field(default_factory=list)
+    communities: list[ScoredCommunity] = field(default_factory=list)
+    """Communities (clusters of related entities) whose name or summary match, best first."""
     timings_ms: dict[str, float] = field(default_factory=dict)
     route: str | None = None
     context: dict[str, list[Episode]] = field(default_factory=dict)
@@ -282,6 +290,15 @@ class HybridSearch:
 
         if "entities" in req.include:
             out.entities = [ScoredEntity(entities[i], round(s, 6)) for i, s in ent_order[:req.limit]]
+
+        if "communities" in req.include:
+            t = time.perf_counter()
+            ranked = self._fused("community", groups, req.query, qvec, max(req.limit * 2, 10), tf, req)[:req.limit]
+            found: dict[str, Community] = {}
+            for g in groups:
+                found.update({c.id: c for c in self.store.get_communities(g, [i for i, _ in ranked])})
+            out.communities = [ScoredCommunity(found[i], round(s, 6)) for i, s in ranked if i in found]
+            timings["communities"] = _ms(t)
 
         if "episodes" in req.include:
             t = time.perf_counter()

@@ -39,7 +39,8 @@ from loregraph.store.base import EXPORT_KEYS, ExportKind, Hit, SearchKind, Store
 
 log = logging.getLogger("loregraph.store")
 
-TABLE: dict[str, str] = {"episode": "episodes", "entity": "entities", "fact": "facts", "chunk": "chunks"}
+TABLE: dict[str, str] = {"episode": "episodes", "entity": "entities", "fact": "facts", "chunk": "chunks",
+                         "community": "communities"}
 
 EP_COLS = ("id, group_id, name, content, source, source_description, role, role_type, conversation_id, "
            "valid_at, created_at, fact_ids, entity_ids")
@@ -309,16 +310,92 @@ class SQLStore:
                                for d in delta.duplicates])
             for b in delta.blocks:
                 self._upsert_block(c, gid, b)
-            for com in delta.communities:
-                self._run(c, "INSERT INTO communities (id, group_id, name, summary, created_at) VALUES (?,?,?,?,?) "
-                             "ON CONFLICT (group_id, id) DO UPDATE SET name=excluded.name, summary=excluded.summary",
-                          (com.id, gid, com.name, com.summary, self._ts(com.created_at)))
-                self._run(c, "DELETE FROM community_members WHERE group_id = ? AND community_id = ?", (gid, com.id))
-                self._executemany(c, "INSERT INTO community_members VALUES (?,?,?)",
-                                  [(gid, com.id, m) for m in com.member_ids])
+            self._write_communities(c, delta)
             self._check_cardinality(c, delta, schema)
             for hook in list(self._apply_hooks):
                 hook(c)
+
+    # ---- communities (issue 15) ------------------------------------------------------------------
+    def _write_communities(self, c: Any, delta: GraphDelta) -> None:
+        """Upsert the delta's communities (full text and vectors with them); a rebuild first drops the group's
+        others. An entity belongs to one community: joining one leaves any other."""
+        gid = delta.group_id
+        if delta.communities_rebuilt:
+            keep = {com.id for com in delta.communities}
+            stale = [r[0] for r in self._all(c, "SELECT id FROM communities WHERE group_id = ?", (gid,))
+                     if r[0] not in keep]
+            if stale:
+                self._delete_rows(c, "community", gid, stale)
+            self._run(c, "DELETE FROM community_members WHERE group_id = ?", (gid,))
+        for com in delta.communities:
+            body = f"{com.name} {com.summary}"
+            seq = self._upsert(
+                c, "communities",
+                {"id": com.id, "group_id": gid, "name": com.name, "summary": com.summary,
+                 "created_at": self._ts(com.created_at), "updated_at": self._ts(com.updated_at)},
+                ("name", "summary", "updated_at"), self._index_columns("community", gid, body, com.embedding))
+            self._index_record(c, "community", seq, gid, body, com.embedding)
+            self._run(c, "DELETE FROM community_members WHERE group_id = ? AND community_id = ?", (gid, com.id))
+            members = list(dict.fromkeys(com.member_ids))
+            for part in chunks(members, self.CHUNK):
+                cond, params = self._in("entity_id", part)
+                self._run(c, f"DELETE FROM community_members WHERE group_id = ? AND {cond}", (gid, *params))
+            self._executemany(c, "INSERT INTO community_members VALUES (?,?,?)", [(gid, com.id, m) for m in members])
+        if delta.communities_rebuilt:
+            total = sum(len(set(com.member_ids)) for com in delta.communities)
+            self._run(c, "INSERT INTO community_builds (group_id, built_at, members, communities, drift) "
+                         "VALUES (?,?,?,?,0) ON CONFLICT (group_id) DO UPDATE SET built_at=excluded.built_at, "
+                         "members=excluded.members, communities=excluded.communities, drift=0",
+                      (gid, self._ts(datetime.now(UTC)), total, len(delta.communities)))
+        elif delta.community_drift:
+            self._run(c, "UPDATE community_builds SET drift = drift + ? WHERE group_id = ?",
+                      (delta.community_drift, gid))
+
+    COMMUNITY_COLS = "id, group_id, name, summary, created_at, updated_at"
+
+    def _community(self, r: Sequence[Any]) -> Community:
+        return Community.model_construct(
+            id=r[0], group_id=r[1], name=r[2], summary=r[3], created_at=self._required_ts(r[4]),
+            updated_at=self._from_ts(r[5]) or self._required_ts(r[4]), member_ids=[], embedding=None)
+
+    def _with_members(self, group_id: str, coms: list[Community]) -> list[Community]:
+        by_id = {com.id: com for com in coms}
+        for cid, eid in self._pairs("SELECT community_id, entity_id FROM community_members WHERE group_id = ? "
+                                    "AND {cond} ORDER BY entity_id", group_id, "community_id", list(by_id)):
+            by_id[cid].member_ids.append(eid)
+        return coms
+
+    def current_edges(self, group_id: str, limit: int) -> list[tuple[str, str, str, float]]:
+        rows = self._fetch(
+            "SELECT f.id, f.source_id, f.target_id, f.confidence FROM facts f "
+            "JOIN entities s ON s.group_id = f.group_id AND s.id = f.source_id AND s.deleted_at IS NULL "
+            "JOIN entities t ON t.group_id = f.group_id AND t.id = f.target_id AND t.deleted_at IS NULL "
+            "WHERE f.group_id = ? AND f.invalid_at IS NULL AND f.expired_at IS NULL ORDER BY f.seq LIMIT ?",
+            (group_id, limit))
+        return [(r[0], r[1], r[2], float(r[3] if r[3] is not None else 1.0)) for r in rows]
+
+    def list_communities(self, group_id: str, limit: int, offset: int = 0) -> list[Community]:
+        rows = self._fetch(
+            f"SELECT {', '.join('c.' + x.strip() for x in self.COMMUNITY_COLS.split(','))}, "
+            "(SELECT COUNT(*) FROM community_members m WHERE m.group_id = c.group_id AND m.community_id = c.id) AS n "
+            "FROM communities c WHERE c.group_id = ? ORDER BY n DESC, c.name, c.id LIMIT ? OFFSET ?",
+            (group_id, limit, offset))
+        return self._with_members(group_id, [self._community(r) for r in rows])
+
+    def get_communities(self, group_id: str, ids: Sequence[str]) -> list[Community]:
+        return self._with_members(group_id, self._by_ids("communities", self.COMMUNITY_COLS, group_id, ids,
+                                                         self._community))
+
+    def community_membership(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, str]:
+        return {eid: cid for eid, cid in self._pairs(
+            "SELECT entity_id, community_id FROM community_members WHERE group_id = ? AND {cond}",
+            group_id, "entity_id", entity_ids)}
+
+    def community_state(self, group_id: str) -> dict[str, int] | None:
+        rows = self._fetch("SELECT members, communities, drift FROM community_builds WHERE group_id = ?", (group_id,))
+        if not rows:
+            return None
+        return {"members": int(rows[0][0]), "communities": int(rows[0][1]), "drift": int(rows[0][2])}
 
     # ---- blocks (issue 14): descriptive text of entities, vector-indexed per group ------------------------
     def _block_vec(self, embedding: list[float] | None) -> Any:
@@ -683,7 +760,7 @@ class SQLStore:
 
     # tables keyed by group that hold no searchable records (deleted wholesale with a group)
     GROUP_SIDE_TABLES = ("entity_names", "fact_episodes", "mentions", "duplicates", "blocks", "community_members",
-                         "communities", "documents", "collections")
+                         "communities", "community_builds", "documents", "collections")
 
     # ---- reads ----------------------------------------------------------------------------------
     def _required_ts(self, value: Any) -> datetime:
@@ -802,13 +879,14 @@ class SQLStore:
                     (group_id, *params))]
         return self.get_entities(group_id, ids)
 
-    def list_entities(self, group_id: str, *, entity_type: str | None = None, limit: int = 1000) -> list[Entity]:
+    def list_entities(self, group_id: str, *, entity_type: str | None = None, limit: int = 1000,
+                      offset: int = 0) -> list[Entity]:
         sql = f"SELECT {ENT_COLS} FROM entities WHERE group_id = ? AND deleted_at IS NULL"
         params: list[Any] = [group_id]
         if entity_type:
             sql += " AND type = ?"
             params.append(entity_type)
-        return [self._entity(r) for r in self._fetch(sql + " ORDER BY seq LIMIT ?", (*params, limit))]
+        return [self._entity(r) for r in self._fetch(sql + " ORDER BY seq LIMIT ? OFFSET ?", (*params, limit, offset))]
 
     def _touching(self, cols: str, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                   types: Sequence[str] | None, limit: int, newest_first: bool) -> list[Any]:

@@ -232,7 +232,7 @@ class SQLiteStore(SQLStore):
                 log.error("rollback failed on %s: %s", self.path, type(exc).__name__)
 
     def _create_vector_storage(self, c: Any, dim: int) -> None:
-        for kind in ("episode", "entity", "fact", "chunk"):
+        for kind in ("episode", "entity", "fact", "chunk", "community"):
             # exact kNN (float), a coarse binary index for large groups, and plain rows for rescoring
             c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {kind}_vec USING vec0("
                       f"grp TEXT PARTITION KEY, embedding FLOAT[{dim}] distance_metric=cosine)")

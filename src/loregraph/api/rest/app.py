@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from loregraph import __version__
-from loregraph.api.rest import documents, graphiti, native
+from loregraph.api.rest import documents, explorer, graphiti, native
 from loregraph.api.rest.auth import KeyRing
 from loregraph.api.rest.errors import register_error_handlers
 from loregraph.api.rest.guard import OriginGuardMiddleware, served_hosts
@@ -84,6 +84,8 @@ def create_app(settings: Settings, memory: Memory | None = None, *, url: str | N
     app.include_router(native.router)
     app.include_router(native.health_router)
     app.include_router(documents.router)
+    app.include_router(explorer.router)
+    explorer.mount_ui(app)
     from loregraph.api.mcp.http import mount_mcp  # here: api.mcp imports api.rest.auth (and so this package)
 
     mcp_http = mount_mcp(app, settings)

@@ -277,3 +277,73 @@ class Health(BaseModel):
 
 class ErrorBody(BaseModel):
     detail: Any
+
+
+# ---- communities and the graph explorer (issue 15) ------------------------------------------------------------
+class Community(BaseModel):
+    uuid: str
+    group_id: str
+    name: str
+    summary: str
+    member_ids: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+class CommunityBuild(BaseModel):
+    group_id: str
+    entities: int
+    edges: int
+    communities: int
+    members: int
+    levels: int
+    llm_calls: int
+    unchanged: int
+    timings_ms: dict[str, float]
+
+
+class GraphNode(BaseModel):
+    id: str
+    name: str
+    type: str
+    summary: str
+    aliases: list[str]
+    community_id: str | None
+    community: str | None
+
+
+class GraphEdge(BaseModel):
+    id: str
+    source: str
+    target: str
+    type: str
+    fact: str
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    current: bool
+
+
+class GraphPiece(BaseModel):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    more: bool = Field(description="More entities follow: ask again with offset + limit")
+    time_min: datetime | None = Field(None, description="Earliest time of these entities' facts (ended included)")
+    time_max: datetime | None = Field(None, description="Latest time of these entities' facts (ended included)")
+
+
+class TimelineFact(GraphEdge):
+    other_id: str
+    other_name: str
+    created_at: datetime
+    expired_at: datetime | None
+
+
+class Timeline(BaseModel):
+    entity: GraphNode
+    facts: list[TimelineFact]
+
+
+class ExploreHits(BaseModel):
+    entity_ids: list[str] = Field(description="Entities matching the query, best first (hybrid search)")
+    fact_ids: list[str]
+    piece: GraphPiece = Field(description="The hits and their neighbourhood")
