@@ -237,6 +237,24 @@ def test_without_vectors_import_computes_them_with_the_targets_model(sqlite_url,
     assert np.allclose(stored, embedder.embed_one(fact.fact), atol=1e-5)
     chunk_hits = target.vector("chunk", ["ga"], embedder.embed_one("amber handbook 1 part 2"), 1)
     assert target.get_chunks("ga", [chunk_hits[0].id])[0].content == "amber handbook 1 part 2"
+    com = target.list_communities("ga", 10)[0]
+    com_vec = target.embeddings("community", "ga", [com.id])[com.id]
+    assert np.allclose(com_vec, embedder.embed_one(f"{com.name}. {com.summary}"), atol=1e-5)
+    src.close()
+    target.close()
+
+
+def test_community_vectors_travel_with_the_export(sqlite_url):
+    src = open_store(sqlite_url())
+    src.ensure_embedder("test-model", DIM)
+    build_world(src, groups=("ga",), people=4)
+    com = src.list_communities("ga", 10)[0]
+    com.embedding = vec(77)
+    src.apply(GraphDelta(group_id="ga", communities=[com]), SCHEMA)
+    target = open_store(sqlite_url())
+    import_lines(target, list(export_lines(src)), schema=SCHEMA)
+    assert np.allclose(target.embeddings("community", "ga", [com.id])[com.id], vec(77), atol=1e-6)
+    assert target.list_communities("ga", 10)[0].member_ids == com.member_ids
     src.close()
     target.close()
 

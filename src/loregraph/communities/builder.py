@@ -71,6 +71,11 @@ def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1e3, 1)
 
 
+def embedding_text(community: Community) -> str:
+    """The text a community's vector is computed from (its name and summary)."""
+    return f"{community.name}. {community.summary}"
+
+
 class CommunityBuilder:
     """Community detection for one store. ``llm`` (the LLM extractor's client) names and summarises each
     community with one call; without it names and summaries are extractive."""
@@ -206,7 +211,7 @@ class CommunityBuilder:
     def _embed(self, communities: list[Community]) -> None:
         if not communities:
             return
-        vectors = self.embedder.embed([f"{c.name}. {c.summary}" for c in communities])
+        vectors = self.embedder.embed([embedding_text(c) for c in communities])
         for com, vec in zip(communities, vectors, strict=True):
             com.embedding = vec.tolist()
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from loregraph.communities import CommunityBuilder
+from loregraph.communities import embedding_text as community_embedding_text
 from loregraph.errors import NotFoundError, SchemaViolationError
 from loregraph.extract.base import (
     CandidateEntity,
@@ -25,7 +26,7 @@ from loregraph.extract.base import (
     PreviousEpisode,
 )
 from loregraph.graph.names import normalize_name
-from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, utcnow
+from loregraph.graph.types import Community, Entity, Episode, Fact, GraphDelta, utcnow
 from loregraph.ingest.request import AddEpisodeResult, EpisodeRequest, RateLimits, message_episode_id
 from loregraph.ingest.resolve import DeltaBuilder
 from loregraph.models.embedder import Embedder
@@ -61,9 +62,12 @@ def strip_body_prefix(body: str) -> str:
     return _BODY_PREFIX.sub("", body, count=1)
 
 
-def embedding_input(record: Entity | Fact | Episode) -> str:
+def embedding_input(record: Entity | Fact | Episode | Community) -> str:
     """The text whose embedding a record gets: an entity's name, a fact's text, an episode's content with its
-    speaker (used by ingestion and by importing records that come without vectors)."""
+    speaker, a community's name and summary (used by ingestion and by importing records that come without
+    vectors)."""
+    if isinstance(record, Community):
+        return community_embedding_text(record)
     if isinstance(record, Entity):
         return record.name
     if isinstance(record, Fact):

@@ -1041,8 +1041,7 @@ class SQLStore:
             for rec in records:
                 rec.member_ids = members.get(rec.id, [])
         if embeddings and records and self._dim is not None and record_kind not in ("mention", "duplicate",
-                                                                                    "community", "collection",
-                                                                                    "document"):
+                                                                                    "collection", "document"):
             ids = [r.id for r in records]
             if record_kind == "block":
                 vecs: dict[str, Any] = self._block_embeddings(group_id, ids)
@@ -1065,10 +1064,6 @@ class SQLStore:
             return DuplicateLink.model_construct(group_id=r[0], entity_id=r[1], canonical_id=r[2],
                                                  created_at=self._required_ts(r[3]))
 
-        def community(r: Sequence[Any]) -> Community:
-            return Community.model_construct(id=r[0], group_id=r[1], name=r[2], summary=r[3],
-                                             created_at=self._required_ts(r[4]), member_ids=[], embedding=None)
-
         sources: dict[str, tuple[str, str, Callable[[Sequence[Any]], Any]]] = {
             "episode": ("episodes", EP_COLS, self._episode),
             "entity": ("entities", ENT_COLS, self._entity),
@@ -1076,7 +1071,7 @@ class SQLStore:
             "fact": ("facts", FACT_COLS, self._fact),
             "mention": ("mentions", "group_id, episode_id, entity_id, created_at", mention),
             "duplicate": ("duplicates", "group_id, entity_id, canonical_id, created_at", duplicate),
-            "community": ("communities", "id, group_id, name, summary, created_at", community),
+            "community": ("communities", self.COMMUNITY_COLS, self._community),
             "collection": ("collections", self.COLL_COLS, self._collection),
             "document": ("documents", self.DOC_COLS, self._document),
             "chunk": ("chunks", self.CHUNK_COLS, self._chunk),

@@ -255,6 +255,7 @@ class _Importer:
         todo += [(r, embedding_input(r)) for r in d.facts if r.embedding is None]
         todo += [(r, embedding_input(r)) for r in d.episodes if r.embedding is None and r.content]
         todo += [(r, r.text) for r in d.blocks if r.embedding is None]
+        todo += [(r, embedding_input(r)) for r in d.communities if r.embedding is None]
         todo += [(ch, ch.content) for _, chunks in b.documents for ch in chunks if ch.embedding is None]
         if not todo or self.embedder is None:
             return
