@@ -375,11 +375,13 @@ class SQLStore:
         return [(r[0], r[1], r[2], float(r[3] if r[3] is not None else 1.0)) for r in rows]
 
     def list_communities(self, group_id: str, limit: int, offset: int = 0) -> list[Community]:
+        cols = ", ".join("c." + x.strip() for x in self.COMMUNITY_COLS.split(","))
+        # a join with the group named on both sides, not a correlated subquery: one shard on Citus
         rows = self._fetch(
-            f"SELECT {', '.join('c.' + x.strip() for x in self.COMMUNITY_COLS.split(','))}, "
-            "(SELECT COUNT(*) FROM community_members m WHERE m.group_id = c.group_id AND m.community_id = c.id) AS n "
-            "FROM communities c WHERE c.group_id = ? ORDER BY n DESC, c.name, c.id LIMIT ? OFFSET ?",
-            (group_id, limit, offset))
+            f"SELECT {cols}, COUNT(m.entity_id) AS n FROM communities c LEFT JOIN community_members m "
+            "ON m.group_id = ? AND m.community_id = c.id WHERE c.group_id = ? "
+            f"GROUP BY {cols} ORDER BY n DESC, c.name, c.id LIMIT ? OFFSET ?",
+            (group_id, group_id, limit, offset))
         return self._with_members(group_id, [self._community(r) for r in rows])
 
     def get_communities(self, group_id: str, ids: Sequence[str]) -> list[Community]:
