@@ -317,9 +317,8 @@ class SQLiteStore(SQLStore):
             return []
         mat = np.frombuffer(b"".join(r[-1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         sims = (mat @ query) / np.maximum(np.linalg.norm(mat, axis=1) * float(np.linalg.norm(query)), 1e-12)
-        hits = [(self._block(r), float(s)) for r, s in zip(rows, sims, strict=True)]
-        hits.sort(key=lambda h: -h[1])
-        return hits[:limit]
+        best = np.argsort(-sims, kind="stable")[:limit]  # Block objects only for what is returned
+        return [(self._block(rows[i]), float(sims[i])) for i in best]
 
     def _block_count(self, group_id: str) -> int:
         n = self._vector_counts.get(("block", group_id))
