@@ -60,6 +60,14 @@ GROUPS = {
         "My pension contribution went up to 8 percent of salary.",
     ],
 }
+# broad on-topic questions: the hardest to tell from off-topic ones
+GENERIC = {
+    "cooking": ["What do I like to cook?", "What kitchen tools do I have?", "What have I baked?"],
+    "garden": ["What grows in my garden?", "What problems does my garden have?"],
+    "running": ["How is my training going?", "What races am I doing?"],
+    "devops": ["What tools do we use?", "Who does what on the team?", "What infrastructure do we run?"],
+    "finance": ["What are my savings plans?", "What do I spend money on?"],
+}
 ON_TOPIC = {
     "cooking": [
         "How do I make risotto?",
@@ -147,6 +155,10 @@ async def main(db: str, out: Path) -> None:
             r = await p.search(qq, g, include=["facts", "episodes"], min_relevance=0)
             f = await p.search(qq, g, include=["facts"], min_relevance=0)
             rows.append(("probe", "-", "on-topic", r.relevance, f.relevance, 0))
+        for qq in GENERIC[g]:
+            r = await p.search(qq, g, include=["facts", "episodes"], min_relevance=0)
+            f = await p.search(qq, g, include=["facts"], min_relevance=0)
+            rows.append(("probe", "-", "on-topic-generic", r.relevance, f.relevance, 0))
         for i, qq in enumerate(OFF_TOPIC):
             if i in OVERLAP.get(g, set()):
                 continue
