@@ -163,7 +163,9 @@ async def test_evidence_keeps_the_best_turns_neighbours_next_to_it(open_memory):
     ev = [e.episode.id for e in res.evidence(3)]
     assert ev[:2] == [best.id, ctx[0].id]
     assert m.store.adjacent_episodes("other-group", best.id, 1) == []
-    default = await m.search("finish the marathon", "g1", limit=3)  # two turns each side by default (LoCoMo-tuned)
+    assert [e.content.split(": ", 1)[1] for e in (await m.search("finish the marathon", "g1", limit=3))
+            .context[best.id]] == [turns[1]]  # one turn each side by default below limit 10
+    default = await m.search("finish the marathon", "g1", limit=10)  # two from limit 10 up (LoCoMo-tuned)
     assert [e.content.split(": ", 1)[1] for e in default.context[best.id]] == turns[1:3]
     none = await m.search("finish the marathon", "g1", limit=3, neighbours=0)
     assert none.context == {}

@@ -68,10 +68,12 @@ class SearchRequest(BaseModel):
     mmr: float | None = Field(default=None, ge=0.0, le=1.0, description="MMR lambda; None disables")
     bfs_depth: int = Field(default=2, ge=0, le=3)
     route: bool = Field(default=False, description="Route the query (graph / vector / combined) first")
-    # 2 (a turn, its reply and the exchange around it): LoCoMo paper recall@10 0.710 -> 0.745 on conversations 0-4
-    # against 1, 0.672 -> 0.696 on 5-9; 3 and 4 dilute (0.726, 0.704 on 0-4)
-    neighbours: int = Field(default=2, ge=0, le=5,
-                            description="Turns before/after the best episode kept as its context (evidence())")
+    # default: 2 from limit 10 up (LoCoMo paper recall@10 0.710 -> 0.744 on conversations 0-4 against 1, 0.672 ->
+    # 0.696 on 5-9; 3 and 4 dilute: 0.726, 0.704 on 0-4), 1 below (at k = 5, four context turns crowd out the
+    # other hits: recall@5 0.614 with 1, 0.605 with 2 on 0-4; 0.588 and 0.548 on 5-9)
+    neighbours: int | None = Field(default=None, ge=0, le=5,
+                                   description="Turns before/after the best episode kept as its context (evidence()); "
+                                               "default 2 when limit >= 10, else 1")
     fusion: Literal["convex", "rrf"] = "convex"
     vector_weight: float = Field(default=VECTOR_WEIGHT, ge=0.0, le=1.0)
     min_relevance: float | None = Field(
@@ -341,9 +343,10 @@ class HybridSearch:
                 if len(out.episodes) >= req.limit:
                     break
             out.episodes = out.episodes[:req.limit]
-            if req.neighbours and out.episodes:
+            around = req.neighbours if req.neighbours is not None else (2 if req.limit >= 10 else 1)
+            if around and out.episodes:
                 best = out.episodes[0].episode
-                out.context[best.id] = [e for e in self.store.adjacent_episodes(best.group_id, best.id, req.neighbours)
+                out.context[best.id] = [e for e in self.store.adjacent_episodes(best.group_id, best.id, around)
                                         if self._episode_ok(e, flt, req.as_of)]
             timings["episodes"] = _ms(t)
         if "episode" not in closest:  # the messages calibrate relevance in every mode (facts alone are terse)
