@@ -38,8 +38,15 @@ def test_the_floor_is_calibrated_not_off():
     assert 0.2 <= DEFAULT_MIN_RELEVANCE <= 0.4  # measured: docs/relevance-floor.md
 
 
-async def test_python_unrelated_question_gets_the_honest_empty_answer(tmp_path):
-    async with await Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as m:
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request, tmp_path):
+    if request.param == "postgres":
+        return request.getfixturevalue("pg_db")
+    return f"sqlite:///{tmp_path / 'm.db'}"
+
+
+async def test_python_unrelated_question_gets_the_honest_empty_answer(db_url):
+    async with await Memory.open(db_url) as m:
         await m.add_messages("cook", [Message(content=c, role_type="user", role="sam") for c in COOKING])
         off = await m.search(UNRELATED, "cook")
         assert off.below_floor and off.is_empty() and off.relevance is not None
