@@ -34,11 +34,19 @@ def test_locomo_smoke_run_on_one_conversation(tmp_path):
     out = subprocess.run([sys.executable, "-m", "loregraph.cli", "bench", "locomo", "--conversations", "1",
                           "--questions", "40", "--db", str(tmp_path / "l.db")],
                          capture_output=True, text=True, timeout=600, check=True)
-    last = out.stdout.strip().splitlines()[-1]
+    lines = out.stdout.strip().splitlines()
+    assert re.fullmatch(r"locomo recall_at_k=[\d.]+ bm25_recall_at_k=[\d.]+ vector_recall_at_k=[\d.]+ "
+                        r"k=10 questions=\d+", lines[-2]), lines[-2]  # the line kept from before issue 16
+    last = lines[-1]
     m = re.fullmatch(r"locomo recall_at_k=([\d.]+) bm25_recall_at_k=([\d.]+) vector_recall_at_k=([\d.]+) "
-                     r"k=10 questions=(\d+)", last)
+                     r"k=10 questions=(\d+) paper_recall_at_5=([\d.]+) paper_recall_at_10=([\d.]+) "
+                     r"paper_recall_at_25=([\d.]+)", last)
     assert m, last
     recall, bm25, vector, n = float(m[1]), float(m[2]), float(m[3]), int(m[4])
+    paper5, paper10, paper25 = float(m[5]), float(m[6]), float(m[7])
+    assert 0 < paper5 <= paper10 <= paper25 <= 1  # the paper's aggregate: all five categories, k = 5/10/25
+    err = " ".join(out.stderr.split())
+    assert "paper aggregate (all five categories" in err and "adversarial" in err
     # measured on this slice (conversation 0, 40 questions): loregraph 0.635, BM25 0.558, vector 0.427
     assert n > 10 and recall >= 0.58 and recall > bm25 > vector
     dates = re.search(r"session dates in valid_at: (\d+)/(\d+)", out.stderr.replace("\n", " "))

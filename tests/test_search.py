@@ -155,7 +155,7 @@ async def test_evidence_keeps_the_best_turns_neighbours_next_to_it(open_memory):
                              conversation_id="s1")
     await m.add_messages("g1", [{"content": "marathon in another session", "role_type": "user",
                                  "timestamp": T0 + timedelta(minutes=2, seconds=30)}], conversation_id="s2")
-    res = await m.search("finish the marathon", "g1", limit=3)
+    res = await m.search("finish the marathon", "g1", limit=3, neighbours=1)
     best = res.episodes[0].episode
     assert "finish the marathon" in best.content
     ctx = res.context[best.id]
@@ -163,5 +163,9 @@ async def test_evidence_keeps_the_best_turns_neighbours_next_to_it(open_memory):
     ev = [e.episode.id for e in res.evidence(3)]
     assert ev[:2] == [best.id, ctx[0].id]
     assert m.store.adjacent_episodes("other-group", best.id, 1) == []
+    assert [e.content.split(": ", 1)[1] for e in (await m.search("finish the marathon", "g1", limit=3))
+            .context[best.id]] == [turns[1]]  # one turn each side by default below limit 10
+    default = await m.search("finish the marathon", "g1", limit=10)  # two from limit 10 up (LoCoMo-tuned)
+    assert [e.content.split(": ", 1)[1] for e in default.context[best.id]] == turns[1:3]
     none = await m.search("finish the marathon", "g1", limit=3, neighbours=0)
     assert none.context == {}

@@ -28,6 +28,7 @@ from pydantic_settings.exceptions import SettingsError
 
 from loregraph.errors import ConfigError
 from loregraph.graph.types import validate_group_id
+from loregraph.search.hybrid import DEFAULT_MIN_RELEVANCE
 
 ENV_PREFIX = "LOREGRAPH_"
 DEFAULT_CONFIG_FILE = "loregraph.yaml"
@@ -101,6 +102,10 @@ class Settings(BaseSettings):
                                                                      "this port (serve); the port of `loregraph grpc`")
     qdrant_path: str | None = Field(None, description="Project blocks into Qdrant in local mode at this directory")
     qdrant_url: str | None = Field(None, description="Project blocks into the Qdrant server at this URL")
+    min_relevance: float = Field(DEFAULT_MIN_RELEVANCE, ge=0.0, le=1.0,
+                                 description="Relevance floor of search (cosine of the query to its closest fact, "
+                                             "entity or message): below it a search answers 'nothing relevant'; "
+                                             "0 turns it off")
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR|debug|info|warning|error)$")
     # documents and MCP (spec 002)
     mcp_groups: list[str] = Field(default_factory=list, description="Groups the local user of `loregraph mcp` "

@@ -57,8 +57,10 @@ def crawl_limits(settings: Settings) -> CrawlLimits:
 
 
 def configure_documents(memory: Memory, settings: Settings) -> None:
-    """Document settings on a Memory: chunk size and overlap, ingest_url's budgets and SSRF allow-list."""
+    """Settings on a Memory: document chunk size and overlap, ingest_url's budgets and SSRF allow-list, the search
+    relevance floor."""
     memory.crawl_limits = crawl_limits(settings)
+    memory.searcher.min_relevance = settings.min_relevance  # the relevance floor of searches that name none
     memory.documents.chunk_chars = settings.chunk_chars
     memory.documents.overlap_chars = settings.chunk_overlap
 

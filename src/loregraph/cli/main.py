@@ -150,9 +150,13 @@ def search(query: str = typer.Argument(..., help="A question or keywords."),
            as_of: datetime = typer.Option(None, help="Answer what was true at this time (ISO-8601)."),
            history: bool = typer.Option(False, "--history",
                                         help="Current and ended facts, each with its validity interval."),
+           min_relevance: float = typer.Option(None, min=0.0, max=1.0,
+                                               help="Relevance floor: below it, answer 'no relevant memory' "
+                                                    "(default: the built-in floor; 0 turns it off)."),
            tables: bool = typer.Option(False, "--tables", help="Every part as tables, with scores."),
            as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text.")) -> None:
-    """Hybrid search (BM25 + vector + graph) over one or more groups."""
+    """Hybrid search (BM25 + vector + graph) over one or more groups; an honest 'no relevant memory' when nothing
+    clears the relevance floor."""
     _setup()
     from loregraph.store import url_scheme
 
@@ -164,7 +168,8 @@ def search(query: str = typer.Argument(..., help="A question or keywords."),
 
         m = await Memory.open(db)
         try:
-            res = await m.search(query, group, limit=limit, as_of=as_of, include_ended=history)
+            res = await m.search(query, group, limit=limit, as_of=as_of, include_ended=history,
+                                 min_relevance=min_relevance)
         finally:
             await m.close()
         if as_json:
@@ -178,6 +183,7 @@ def search(query: str = typer.Argument(..., help="A question or keywords."),
                 "episodes": [{"group_id": e.episode.group_id, "content": e.episode.content,
                               "valid_at": _iso(e.episode.valid_at), "id": e.episode.id, "score": e.score}
                              for e in res.episodes],
+                "relevance": res.relevance, "min_relevance": res.min_relevance, "below_floor": res.below_floor,
                 "timings_ms": res.timings_ms}))
             return
         from loregraph.cli.render import render_compact, render_search

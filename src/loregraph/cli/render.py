@@ -21,10 +21,18 @@ def interval(valid_at: datetime | None, invalid_at: datetime | None) -> str:
     return f"{fmt_time(valid_at)} → {fmt_time(invalid_at)}"
 
 
+def no_result(res: SearchResults) -> str:
+    """The honest empty answer, saying why when the relevance floor emptied the results."""
+    if res.below_floor and res.relevance is not None:
+        return (f"No relevant memory found: nothing cleared the relevance floor {res.min_relevance:.2f} "
+                f"(closest match {res.relevance:.2f}; --min-relevance 0 shows it anyway).")
+    return "No relevant memory found."
+
+
 def render_compact(console: Console, res: SearchResults, limit: int | None = None) -> None:
     """One line per fact (group, fact, validity) and per related message: the default of ``loregraph search``."""
     if res.is_empty():
-        console.print("[yellow]No relevant memory found.[/yellow]")
+        console.print(f"[yellow]{no_result(res)}[/yellow]")
         return
     from rich.markup import escape
 
@@ -48,7 +56,7 @@ def render_compact(console: Console, res: SearchResults, limit: int | None = Non
 def render_search(console: Console, res: SearchResults, limit: int | None = None) -> None:
     """Every part of the results as tables, with scores (``loregraph search --tables``)."""
     if res.is_empty():
-        console.print("[yellow]No relevant memory found.[/yellow]")
+        console.print(f"[yellow]{no_result(res)}[/yellow]")
         return
     if res.facts:
         t = Table(title="Facts", show_lines=False)

@@ -161,10 +161,20 @@ def build_server(memory: Callable[[], Memory], *, keyring: KeyRing | None = None
                             ctx: Context,
                             limit: Annotated[int, Field(ge=1, le=MAX_ITEMS, description="Results per kind")] = 10,
                             as_of: Annotated[datetime | None, Field(description="Answer as of this time")] = None,
+                            min_relevance: Annotated[float | None, Field(
+                                ge=0.0, le=1.0, description="Relevance floor (cosine of the query to its closest "
+                                                            "match); default: the server's; 0: none")] = None,
                             ) -> dict[str, Any]:
         async def body(m: Memory) -> dict[str, Any]:
-            res = await m.search(query, [group_id], limit=limit, as_of=as_of)
-            return {"facts": [{**_fact(f.fact, f.source_name, f.target_name), "score": round(f.score, 4)}
+            res = await m.search(query, [group_id], limit=limit, as_of=as_of, min_relevance=min_relevance)
+            found: dict[str, Any] = {"found": not res.is_empty(), "below_floor": res.below_floor,
+                                     "relevance": res.relevance}
+            if res.below_floor:
+                found["message"] = (f"No relevant memory found: nothing cleared the relevance floor "
+                                    f"{res.min_relevance:.2f} (closest match {res.relevance:.2f}).")
+            elif res.is_empty():
+                found["message"] = "No relevant memory found."
+            return {**found, "facts": [{**_fact(f.fact, f.source_name, f.target_name), "score": round(f.score, 4)}
                               for f in res.facts[:limit]],
                     "entities": [{**_entity(e.entity), "score": round(e.score, 4)} for e in res.entities[:limit]],
                     "episodes": [{**_episode(e.episode), "score": round(e.score, 4)} for e in res.episodes[:limit]]}

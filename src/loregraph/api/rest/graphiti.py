@@ -73,8 +73,9 @@ async def search(body: m.SearchQuery, svc: Svc, who: Who) -> m.SearchResults:
     if not groups or not body.max_facts or not body.query.strip():
         return m.SearchResults(facts=[])
     res = await svc.memory.search(body.query, groups, limit=body.max_facts, include=["facts"], as_of=body.as_of,
-                                  include_ended=body.include_ended)
-    return m.SearchResults(facts=[fmt.fact_result(sf.fact) for sf in res.facts])
+                                  include_ended=body.include_ended, min_relevance=body.min_relevance)
+    return m.SearchResults(facts=[fmt.fact_result(sf.fact) for sf in res.facts], below_floor=res.below_floor,
+                           relevance=res.relevance)
 
 
 @router.post("/get-memory", response_model=m.GetMemoryResponse, tags=["retrieve"],

@@ -118,6 +118,9 @@ class SearchQuery(_Lenient):
     max_facts: FactCount = 10
     as_of: Timestamp | None = Field(None, description="Facts true at this time (world time), ended ones included")
     include_ended: bool = Field(False, description="Current and ended facts, each with its validity interval")
+    min_relevance: float | None = Field(None, ge=0.0, le=1.0,
+                                        description="Relevance floor (cosine of the query to its closest fact or "
+                                                    "entity); default: the server's min_relevance; 0: none")
 
 
 class FactResult(BaseModel):
@@ -135,6 +138,9 @@ class FactResult(BaseModel):
 
 class SearchResults(BaseModel):
     facts: list[FactResult]
+    below_floor: bool = Field(False, description="True when the groups hold memory but nothing cleared the "
+                                                 "relevance floor: no facts, on purpose")
+    relevance: float | None = Field(None, description="Cosine of the query to its closest fact or entity")
 
 
 class GetMemoryRequest(_Lenient):
