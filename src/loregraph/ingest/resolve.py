@@ -308,7 +308,8 @@ class DeltaBuilder:
                 continue
             if not self._take("relationships"):
                 continue
-            attrs: dict[str, Any] = {}
+            allowed = self.schema.edge_properties(r.type)
+            attrs: dict[str, Any] = {k: v for k, v in r.attributes.items() if k in allowed and k != "low_confidence"}
             if r.confidence < CREATE_THRESHOLD:
                 attrs["low_confidence"] = True
                 self.counts["low_confidence"] += 1
@@ -353,7 +354,8 @@ class DeltaBuilder:
                     continue
                 for f in self.store.get_facts(self.gid, [end.fact_id]):
                     if f.is_current():
-                        self._invalidate(f, self.reference_time, _reason_code(end.reason))
+                        self._invalidate(f, as_utc(end.at) if end.at is not None else self.reference_time,
+                                         _reason_code(end.reason))
                 continue
             if any(ref is not None and ref != SPEAKER and ref not in self.ref_to_id
                    for ref in (end.source, end.target)):
@@ -364,10 +366,11 @@ class DeltaBuilder:
             if src is None or (end.target is not None and dst is None):
                 self.counts["skipped_endings"] = self.counts.get("skipped_endings", 0) + 1
                 continue
+            when = as_utc(end.at) if end.at is not None else self.reference_time
             for f in self._existing(src, end.type, dst):
                 if f.source_id != src and not (f.target_id == src and (dst is None or f.source_id == dst)):
                     continue
-                self._invalidate(f, self.reference_time, _reason_code(end.reason))
+                self._invalidate(f, when, _reason_code(end.reason))
 
     # ---- output ---------------------------------------------------------------------------------
     def finish(self) -> GraphDelta:

@@ -6,7 +6,7 @@ import itertools
 from typing import Any
 
 from loregraph.extract.base import ExtractedEntity
-from loregraph.extract.local.kinds import ORGANIZATION, PERSON, PROJECT, TOOL
+from loregraph.extract.local.kinds import ENTITY, ORGANIZATION, PERSON, PROJECT, TOOL
 from loregraph.extract.local.state import (
     Mention,
     Parse,
@@ -16,12 +16,16 @@ from loregraph.extract.local.state import (
     nearest_verb_before,
 )
 from loregraph.extract.local.words import (
+    CLAUSE_MARKERS,
+    GREETING_WORDS,
     HUMAN_AGENT_VERBS,
     LEAVE_VERBS,
     ORG_NOUNS,
     ORG_ROLE_NOUNS,
     ORG_SUFFIXES,
     PERSON_SUBJ_VERBS,
+    PET_ADJECTIVES,
+    PET_NOUNS,
     PLACE_HEADS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
@@ -29,13 +33,42 @@ from loregraph.extract.local.words import (
     PRONOUNS,
     ROLE_NOUNS,
     SPEAKER_WORDS,
+    SUBJ_PRONOUNS,
     SWITCH_VERBS,
     TEAM_HEADS,
+    TIME_WORDS,
     TOOL_HEADS,
     USE_VERBS,
     WE_WORDS,
     WORK_VERBS,
 )
+
+_OPENERS = frozenset({"how", "what", "did", "do", "have", "are", "is", "i'm", "long", "it", "its", "that", "your",
+                      "guess", "remember", "look", "listen", "just", "quick"})
+COMMON_ZIPF = 4.5  # Zipf frequency from which a word is an everyday word ("nature" 5.0; "reed" 4.1, "zofia" 2.0)
+
+
+def common_word(word: str) -> bool:
+    """An everyday English word by its frequency in general text (``wordfreq``)."""
+    from wordfreq import zipf_frequency  # lazy: it loads its word list on first use
+
+    return bool(zipf_frequency(word, "en") >= COMMON_ZIPF)
+
+
+_DATE_WORDS = frozenset(w for key in ("weekdays", "months", "units", "shifters") for w in TIME_WORDS[key])
+
+
+def date_like(text: str) -> bool:
+    """Words that can name a date or an amount: a digit, a weekday, a month, a time unit, "last"/"next"."""
+    return any(c.isdigit() for c in text) or any(w in _DATE_WORDS for w in text.lower().split())
+
+
+NAME_LABELS = frozenset({"PERSON", "ORG", "PRODUCT", "WORK_OF_ART", "GPE", "LOC", "FAC", "NORP", "EVENT", "LAW",
+                         "LANGUAGE"})
+NOT_NAME_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "MONEY", "QUANTITY", "PERCENT"})
+PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
+PLACE_PREPS = frozenset({"in", "to", "from", "near", "around", "across", "through", "into", "visit", "visited",
+                         "visiting", "toured", "explored", "exploring", "explore", "leave", "left", "of"})
 
 
 def type_mentions(st: Parse) -> list[Mention]:
@@ -58,8 +91,8 @@ def type_mentions(st: Parse) -> list[Mention]:
                         m2.vote(t1, 0.5)
     for m in ms:
         t = best_type(m.votes)
-        if (t is None or m.votes[t] < 0.5) and m.source == "cap":
-            need_ner = True
+        if m.source == "cap" and (t is None or m.votes[t] < 1.5 or m.weak):
+            need_ner = True  # weakly typed names, lone capitals at sentence starts, places: NER decides
     if need_ner and st.ner is not None:
         st.ner(doc)
         for ent in doc.ents:
@@ -68,8 +101,23 @@ def type_mentions(st: Parse) -> list[Mention]:
                     ms[st.at[k]].ner = ent.label_
         st.notes["ner"] = True
     for m in ms:
-        if m.place or (m.ner in ("GPE", "LOC") and m.source == "cap" and max(m.votes.values(), default=0.0) < 0.8):
-            continue  # places are not entities of this ontology
+        if m.source in ("cap", "np") and m.ner in NOT_NAME_LABELS and date_like(doc[m.start:m.end].text):
+            continue  # "Last Fri", "two weeks", "5K": dates, times and amounts are not entities
+        if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in PLACE_PREPS \
+                and m.votes.get(ORGANIZATION, 0.0) < 2.0 and m.votes.get(PERSON, 0.0) < 0.6 \
+                and m.votes.get(TOOL, 0.0) < 0.9 and m.votes.get(PROJECT, 0.0) < 0.6:
+            m.place = True  # "in Chicago", "a trip to Thailand": places are not entities of this ontology
+        if m.weak and doc[m.start].tag_ not in ("NNP", "NNPS") and max(m.votes.values(), default=0.0) < 1.0 \
+                and common_word(doc[m.start].lower_):
+            continue  # "Nature has a way ...", "Writing and ...": a frequent word, capitalised by its position
+        if m.source == "cap" and m.end + 1 < len(doc) and doc[m.end].text == "," and doc[m.start].is_sent_start \
+                and m.end - m.start <= 2 and doc[m.start].tag_ in ("NNP", "NNPS") and m.ner not in PLACE_LABELS \
+                and doc[m.end + 1].lower_ in SUBJ_PRONOUNS | CLAUSE_MARKERS | GREETING_WORDS | _OPENERS \
+                and not m.votes.get(TOOL) and not m.votes.get(PROJECT):
+            m.addressed = True  # "Maria, since we talked ...": the listener, named
+            m.vote(PERSON, 1.0)
+        if m.place:
+            continue
         if m.ner == "PERSON":
             m.vote(PERSON, 0.45)
         elif m.ner == "ORG" and m.source == "cap":
@@ -82,7 +130,23 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue
         m.type = t
         m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
+        if m.source != "candidate" and t == PERSON and _pet(st, m):
+            m.type, m.kind, m.role = ENTITY, "pet", ""  # "my pup Ned", "my furry friend Daisy": not a person
     return st.mentions
+
+
+def _pet(st: Parse, m: Mention) -> bool:
+    """A named animal: a pet noun or pet adjective right before the name ("our dog Bailey", "my furry friend
+    Daisy"), or "named him X" / "his name is X" in a message that talks of a pet."""
+    doc = st.doc
+    before = [t.lower_ for t in doc[max(doc[m.start].sent.start, m.start - 4):m.start]]
+    if before and (before[-1] in PET_NOUNS or (before[-1] == "," and len(before) > 1 and before[-2] in PET_NOUNS)):
+        return True
+    if any(w in PET_ADJECTIVES for w in before[-3:]) and before and before[-1] in ROLE_NOUNS | PET_NOUNS:
+        return True
+    named = before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"], ["name", "is"], ["called", "him"],
+                            ["called", "her"]) or before[-1:] == ["named"]
+    return named and any(t.lower_ in PET_NOUNS for t in doc)
 
 
 def _context_votes(st: Parse, m: Mention) -> None:
@@ -95,8 +159,9 @@ def _context_votes(st: Parse, m: Mention) -> None:
     words = doc[i:j].text.split()
     last = words[-1].lower() if words else ""
     # a place, not a tool or an organisation: "the Lisbon office", "our Austin campus"
-    if m.source == "cap" and nxt is not None and nxt.lower_ in PLACE_HEADS:
-        m.place = True
+    if m.source == "cap" and nxt is not None and (nxt.lower_ in PLACE_HEADS or (
+            nxt.text in ("'s", "’s") and j + 1 < n and doc[j + 1].lower_ in PLACE_HEADS)):
+        m.place = True  # "the Lisbon office", "McGee's bar"
         return
     # org suffix
     if m.source == "cap" and len(words) >= 2 and last in ORG_SUFFIXES:
@@ -391,6 +456,8 @@ def assign_refs(st: Parse) -> list[ExtractedEntity]:
         attrs: dict[str, Any] = {}
         if m.role:
             attrs["role"] = m.role
+        if m.kind:
+            attrs["kind"] = m.kind
         ent = ExtractedEntity(ref=ref, name=name, type=m.type, confidence=round(m.conf, 2),
                               aliases=aliases, attributes=attrs, existing_id=m.existing_id)
         by_key[key] = ent
