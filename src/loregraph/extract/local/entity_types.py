@@ -6,7 +6,8 @@ import itertools
 from typing import Any
 
 from loregraph.extract.base import ExtractedEntity
-from loregraph.extract.local.kinds import ENTITY, ORGANIZATION, PERSON, PROJECT, TOOL
+from loregraph.extract.local.kinds import CONCEPT, ENTITY, ORGANIZATION, PERSON, PROJECT, TOOL
+from loregraph.extract.local.mentions import addressed_name
 from loregraph.extract.local.state import (
     Mention,
     Parse,
@@ -33,28 +34,21 @@ from loregraph.extract.local.words import (
     PRONOUNS,
     ROLE_NOUNS,
     SPEAKER_WORDS,
-    SUBJ_PRONOUNS,
     SWITCH_VERBS,
     TEAM_HEADS,
     TIME_WORDS,
     TOOL_HEADS,
     USE_VERBS,
     WE_WORDS,
+    WORK_OF_HEADS,
     WORK_VERBS,
+    common_word,
 )
 
+_TRUE_GREETINGS = frozenset({"hey", "hi", "hello", "hiya", "yo", "thanks", "thank", "congrats", "congratulations",
+                             "morning", "evening", "welcome", "bye", "goodbye", "cheers", "dear", "night"})
 _OPENERS = frozenset({"how", "what", "did", "do", "have", "are", "is", "i'm", "long", "it", "its", "that", "your",
                       "guess", "remember", "look", "listen", "just", "quick"})
-COMMON_ZIPF = 4.5  # Zipf frequency from which a word is an everyday word ("nature" 5.0; "reed" 4.1, "zofia" 2.0)
-
-
-def common_word(word: str) -> bool:
-    """An everyday English word by its frequency in general text (``wordfreq``)."""
-    from wordfreq import zipf_frequency  # lazy: it loads its word list on first use
-
-    return bool(zipf_frequency(word, "en") >= COMMON_ZIPF)
-
-
 _DATE_WORDS = frozenset(w for key in ("weekdays", "months", "units", "shifters") for w in TIME_WORDS[key])
 
 
@@ -90,8 +84,12 @@ def type_mentions(st: Parse) -> list[Mention]:
                             and not m2.votes.get(t1):
                         m2.vote(t1, 0.5)
     for m in ms:
+        if m.source in ("cap", "candidate") and not m.addressed and addressed_name(st, m.start, m.end) and (
+                m.source == "cap" or m.votes.get(PERSON)):
+            m.addressed = True  # "Yeah Maria, ...": a name known from before, said to its owner
+            m.vote(PERSON, 1.6)
         t = best_type(m.votes)
-        if m.source == "cap" and (t is None or m.votes[t] < 1.5 or m.weak):
+        if m.source == "cap" and (t is None or m.votes[t] < 1.5 or m.weak or m.addressed):
             need_ner = True  # weakly typed names, lone capitals at sentence starts, places: NER decides
     if need_ner and st.ner is not None:
         st.ner(doc)
@@ -101,21 +99,34 @@ def type_mentions(st: Parse) -> list[Mention]:
                     ms[st.at[k]].ner = ent.label_
         st.notes["ner"] = True
     for m in ms:
+        if m.source == "cap" and m.kind != "work" and _pet(st, m):
+            m.type, m.kind, m.conf = ENTITY, "pet", 0.8  # "our kitten Biscuit": a named animal
+            continue
         if m.source in ("cap", "np") and m.ner in NOT_NAME_LABELS and date_like(doc[m.start:m.end].text):
             continue  # "Last Fri", "two weeks", "5K": dates, times and amounts are not entities
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in PLACE_PREPS \
                 and m.votes.get(ORGANIZATION, 0.0) < 2.0 and m.votes.get(PERSON, 0.0) < 0.6 \
                 and m.votes.get(TOOL, 0.0) < 0.9 and m.votes.get(PROJECT, 0.0) < 0.6:
             m.place = True  # "in Chicago", "a trip to Thailand": places are not entities of this ontology
-        if m.weak and doc[m.start].tag_ not in ("NNP", "NNPS") and max(m.votes.values(), default=0.0) < 1.0 \
-                and common_word(doc[m.start].lower_):
+        if m.weak and max(m.votes.values(), default=0.0) < 1.0 and common_word(doc[m.start].lower_) and not (
+                doc[m.start].tag_ in ("NNP", "NNPS") and m.ner in NAME_LABELS):
             continue  # "Nature has a way ...", "Writing and ...": a frequent word, capitalised by its position
         if m.source == "cap" and m.end + 1 < len(doc) and doc[m.end].text == "," and doc[m.start].is_sent_start \
                 and m.end - m.start <= 2 and doc[m.start].tag_ in ("NNP", "NNPS") and m.ner not in PLACE_LABELS \
-                and doc[m.end + 1].lower_ in SUBJ_PRONOUNS | CLAUSE_MARKERS | GREETING_WORDS | _OPENERS \
+                and doc[m.end + 1].lower_ in {"i", "we", "you"} | CLAUSE_MARKERS | GREETING_WORDS | _OPENERS \
                 and not m.votes.get(TOOL) and not m.votes.get(PROJECT):
             m.addressed = True  # "Maria, since we talked ...": the listener, named
             m.vote(PERSON, 1.0)
+        sent = doc[m.start].sent
+        greeted = any(t.lower_ in _TRUE_GREETINGS for t in doc[sent.start:m.start])
+        closing = m.end >= sent.end - 1 or doc[m.end].text in ("!", ".", "?")
+        if m.addressed and m.source == "cap" and m.ner in PLACE_LABELS | {"PRODUCT", "WORK_OF_ART", "NORP"} \
+                and not greeted and not (closing and doc[m.start - 1].text == "," and m.start > sent.start + 1):
+            m.addressed = False  # "Oh, Italy!": a place exclaimed, not a person addressed
+            m.votes[PERSON] = 0.0
+        if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
+                and max(m.votes.values(), default=0.0) < 1.0:
+            m.place = True  # "a fan I met in CA": NER and the preposition agree
         if m.place:
             continue
         if m.ner == "PERSON":
@@ -132,6 +143,8 @@ def type_mentions(st: Parse) -> list[Mention]:
         m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
         if m.source != "candidate" and t == PERSON and _pet(st, m):
             m.type, m.kind, m.role = ENTITY, "pet", ""  # "my pup Ned", "my furry friend Daisy": not a person
+        if m.kind == "work" and m.source == "cap":
+            m.type = ENTITY  # a title: a book, a film, a game
     return st.mentions
 
 
@@ -163,6 +176,11 @@ def _context_votes(st: Parse, m: Mention) -> None:
             nxt.text in ("'s", "’s") and j + 1 < n and doc[j + 1].lower_ in PLACE_HEADS)):
         m.place = True  # "the Lisbon office", "McGee's bar"
         return
+    # a title before a kind of work: "a Valorant tournament", "the Witcher games"
+    if m.source == "cap" and nxt is not None and nxt.lower_ in WORK_OF_HEADS and last not in ORG_SUFFIXES \
+            and not (prev is not None and prev.lower_ in ("'s", "’s")):
+        m.kind = "work"
+        m.vote(CONCEPT, 0.8)
     # org suffix
     if m.source == "cap" and len(words) >= 2 and last in ORG_SUFFIXES:
         m.vote(ORGANIZATION, 2.0)

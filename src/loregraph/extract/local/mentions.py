@@ -24,12 +24,16 @@ from loregraph.extract.local.words import (
     FINISH_VERBS,
     GENERIC_ADJ,
     GENERIC_CAPS,
+    GENERIC_NOUNS,
     GREETING_WORDS,
     HONORIFICS,
     INTEREST_PAIRS,
     INTERJECTIONS,
     ORG_OF_HEADS,
     ORG_SUFFIXES,
+    PEOPLE_NOUNS,
+    PET_NOUNS,
+    PLACE_HEADS,
     PROJECT_APPOS_HEADS,
     PROJECT_HEADS,
     PRONOUNS,
@@ -38,6 +42,7 @@ from loregraph.extract.local.words import (
     TEAM_HEADS,
     WORK_ITEM_HEADS,
     WORK_VERBS,
+    common_word,
 )
 
 
@@ -83,6 +88,8 @@ def find_mentions(st: Parse) -> list[Mention]:
                     continue
                 if key in {"the", "a"}:
                     continue
+                if span.text.islower() and not c.name.islower() and len(span) == 1 and common_word(span.text):
+                    continue  # "cool people" is not the "Cool" named before
                 if span.text.islower() and not c.name.islower() and (
                         span[0].is_stop or span[0].pos_ in _COMMON_WORD_POS
                         or (st.lex.get(c.name) is not None and st.lex.get(c.name).ambiguous)):  # type: ignore[union-attr]
@@ -157,8 +164,16 @@ def find_mentions(st: Parse) -> list[Mention]:
         if st.in_time and any(st.in_time[k] for k in range(i, j)):
             i = j  # "Last Fri", "Next Month": a date phrase, not a name
             continue
+        if doc[j - 1].lower_ in ROLE_NOUNS and i > 0 and doc[i - 1].lower_ in ("a", "an", "as"):
+            i = j  # "a job as a Financial Analyst": a role written with capitals
+            continue
         m = Mention(i, j, span.text, source="cap")
-        m.addressed = _addressed(st, i, j)
+        if _quoted(doc, i, j):
+            m.kind = "work"  # "Becoming Nicole", "Home Alone": a title in quotes names a work
+            m.vote(CONCEPT, 1.0)
+        if j - i >= 2 and doc[j - 1].lower_ in PLACE_HEADS:
+            m.place = True  # "Whispering Falls", "Lake Street Park": a place by its name
+        m.addressed = addressed_name(st, i, j)
         if m.addressed:
             m.vote(PERSON, 1.6)  # "Hey Nate, ...", "Thanks for the tip, Caroline."
         elif sent_start and j - i == 1 and not camel(tok.text):
@@ -167,6 +182,8 @@ def find_mentions(st: Parse) -> list[Mention]:
         spans.append((1 if joined else 2, i, j, m))  # "Marks & Spencer" beats a listed "Marks"
         i = j
 
+    for qm in _quoted_titles(doc):
+        spans.append((1, qm.start, qm.end, qm))  # a title in quotes is one name: "Pride and Prejudice"
     for lm in _lowercase_named_work(st):
         spans.append((1, lm.start, lm.end, lm))
 
@@ -245,6 +262,45 @@ def _cased_evidence(doc: Any, span: Any, entry_name: str) -> bool:
     return not (span.text.islower() and entry_name != entry_name.lower() and first.pos_ in _COMMON_WORD_POS)
 
 
+_QUOTES = frozenset({'"', "“", "”", "'", "‘", "’"})
+
+
+def _quoted(doc: Any, i: int, j: int) -> bool:
+    """The capitalised span sits inside quotes, alone or after a leading article ("The Santa Clause")."""
+    k = i - 1
+    if k >= 0 and doc[k].lower_ in ("the", "a", "an") and doc[k].text[:1].isupper():
+        k -= 1
+    return k >= 0 and doc[k].text in _QUOTES and j < len(doc) and doc[j].text in _QUOTES
+
+
+_TITLE_SMALL = frozenset({"a", "an", "and", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to",
+                          "with", "&", ":", "-", "'s", "’s"})
+
+
+def _quoted_titles(doc: Any) -> list[Mention]:
+    """Title-case spans inside quotes ("Pride and Prejudice", "A Dance with Dragons"): one work each."""
+    out = []
+    n = len(doc)
+    k = 0
+    while k < n:
+        if doc[k].text not in _QUOTES:
+            k += 1
+            continue
+        close = next((c for c in range(k + 1, min(n, k + 12)) if doc[c].text in _QUOTES), None)
+        if close is None or close == k + 1:
+            k += 1
+            continue
+        inner = doc[k + 1:close]
+        words = [t for t in inner if t.text not in _TITLE_SMALL]
+        if inner[0].text[:1].isupper() and words and all(t.text[:1].isupper() or t.like_num for t in words) \
+                and inner[-1].text not in _TITLE_SMALL:
+            m = Mention(k + 1, close, inner.text, source="cap", kind="work")
+            m.vote(CONCEPT, 1.0)
+            out.append(m)
+        k = close + 1
+    return out
+
+
 def _turn_opening(doc: Any, i: int) -> bool:
     """Token ``i`` opens its sentence, or follows only greetings, interjections and commas there."""
     k = i - 1
@@ -254,7 +310,7 @@ def _turn_opening(doc: Any, i: int) -> bool:
     return k < 0 or doc[k + 1].is_sent_start or doc[k].text in (".", "!", "?", ":", "\n")
 
 
-def _addressed(st: Parse, i: int, j: int) -> bool:
+def addressed_name(st: Parse, i: int, j: int) -> bool:
     """A name said to the listener: after greetings at a sentence start ("Hey Nate,", "Thanks, Mel!") or
     set off by a comma at a sentence end ("Thanks for the tip, Caroline.")."""
     doc = st.doc
@@ -273,7 +329,8 @@ def _addressed(st: Parse, i: int, j: int) -> bool:
     final = after is None or after.text in ("!", ".", "?", "...", "…") or after.is_space
     sent = doc[i].sent
     talking_to = any(t.lower_ in ("you", "your", "thanks", "thank", "congrats") for t in sent)
-    appositive = any(t.lower_ in ("his", "her", "their", "its", "own", "called", "named") for t in doc[max(0, i - 5):i])
+    appositive = any(t.lower_ in ("his", "her", "their", "its", "own", "called", "named", "my", "our")
+                     for t in doc[max(0, i - 5):i])
     return final and i >= 2 and doc[i - 1].text == "," and st.at[i - 2] == -1 and (j - i == 1 or talking_to) \
         and not appositive and doc[i - 2].lower_ not in ("and", "or") and not doc[i - 2].is_punct \
         and not is_capish(doc[i - 2])
@@ -357,16 +414,30 @@ def _extend_caps(doc: Any, j: int) -> int:
     return j
 
 
+_MAKE_VERBS = frozenset({"work", "write", "paint", "draw", "knit", "sew", "build", "make", "start", "edit", "draft",
+                         "record", "compose", "film", "shoot", "bake", "design", "plan", "create"})
+
+
+def _generic_np(toks: list[Any]) -> bool:
+    """A noun phrase that names no particular thing: "a new hobby", "my kids", "different types"."""
+    content = [t for t in toks if t.lower_ not in GENERIC_ADJ and t.pos_ != "ADJ"]
+    return not content or all(t.lower_ in GENERIC_NOUNS | PEOPLE_NOUNS | PET_NOUNS for t in content)
+
+
 def _interest_cue(chunk: Any, gword: str, prep: str) -> bool:
     """The noun phrase is what someone is into: "interested in X", "all about X", "getting into X"."""
     if (gword, prep) in INTEREST_PAIRS:
         return True
     root = chunk.root
-    if prep == "into" and gword in ("be", "get", "really"):
-        return True
-    if prep in ("about", "in", "on", "with", "of") and root.dep_ == "pobj":
-        word = root.head.head  # "all about", "hooked on": the word the preposition hangs from
-        return (word.lower_, prep) in INTEREST_PAIRS
+    if prep == "into" and gword == "be":
+        return True  # "I'm into hiking"
+    if prep == "into" and gword == "get":  # "I've been getting into pottery" (not "we got into an accident")
+        verb = root.head.head
+        return verb.tag_ == "VBG" or any(c.lower_ in ("'ve", "have", "has", "'s") for c in verb.children)
+    if prep in ("about", "in", "on", "with", "of", "for") and root.dep_ == "pobj":
+        word = root.head.head  # "hooked on": the word the preposition hangs from
+        before = root.doc[root.head.i - 1] if root.head.i > 0 else word  # "all about": the word before it
+        return (word.lower_, prep) in INTEREST_PAIRS or (before.lower_, prep) in INTEREST_PAIRS
     return False
 
 
@@ -415,7 +486,7 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
             and not any(t.lower_ in CONCEPT_HEADS for t in toks[-1:]):
         return None
     if _interest_cue(chunk, gword, prep) and head.pos_ in ("NOUN", "PROPN", "VERB") and not any(
-            t.text[:1].isupper() for t in toks):
+            t.text[:1].isupper() for t in toks) and not _generic_np(toks):
         m = Mention(start, end, text, source="np")
         m.vote(CONCEPT, 1.0)  # "I'm all about romcoms", "getting into pottery", "interested in marine life"
         return m
@@ -431,8 +502,8 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         return None
     definite = any(t.lower_ in ("the", "our", "my", "this") for t in chunk)
     mine = any(t.lower_ in ("my", "our") for t in chunk)
-    if hl in CREATIVE_HEADS and head.pos_ == "NOUN" and (mine or gword in FINISH_VERBS | {"work", "write"}) \
-            and (prep == "" or (prep == "on" and gword == "work")) and gword not in ("be", "have", "see", "read"):
+    if hl in CREATIVE_HEADS and head.pos_ == "NOUN" and mine and gword in FINISH_VERBS | _MAKE_VERBS \
+            and (prep == "" or (prep == "on" and gword == "work")) and not _generic_np(toks):
         m = Mention(start, end, text, source="np")  # "my screenplay", "finished the quilt": a personal project
         m.vote(PROJECT, 1.0)
         m.owned = mine

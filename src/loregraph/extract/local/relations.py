@@ -10,6 +10,7 @@ from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
     DEPENDS_ON,
+    ENTITY,
     KNOWS,
     ORGANIZATION,
     PART_OF,
@@ -242,6 +243,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                                trace=_why("tool for a project", g, p))
                     if prep == "for" and rtype == USES and SPEAKER in srcs and st.speaker_ok:
                         st.out.add(SPEAKER, WORKS_ON, pp, cl, conf, trace="rules: uses X for a project")
+        elif o.type == ENTITY and rtype == PREFERS:
+            for s in srcs:  # "We love "Home Alone"": a taste for a named work
+                st.out.add(s, PREFERS, o, cl, conf, trace=_why("taste for a work", g, p))
         elif o.type == PROJECT and rtype == WORKS_ON:
             for s in srcs:
                 st.out.add(s, WORKS_ON, o, cl, conf, trace=_why("work verb on a project", g, p))
@@ -352,6 +356,9 @@ def _why(rule: str, verb: str, prep: str) -> str:
 def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
     t = o.type
     lems = {lemma(v) for v in cl.verbs}
+    if t == ENTITY:
+        taste = (g in PREFER_VERBS and p == "") or _believer(st, o) or _interest(st, o)
+        return PREFERS if o.kind == "work" and taste else None
     if t in (TOOL, CONCEPT):
         if p in ("over", "than", "instead", "vs", "versus") or (p == "to" and g in PREFER_VERBS):
             return None
@@ -453,8 +460,11 @@ def _interest(st: Parse, o: Mention) -> bool:
     if k < 1 or doc[k].pos_ != "ADP":
         return False
     prep, word = doc[k].lower_, doc[k - 1]
-    if prep == "into" and (lemma(word) in ("be", "get") or word.lower_ in ("really", "so", "totally", "big")):
-        return True
+    if prep == "into" and (lemma(word) == "be" or word.lower_ in ("really", "so", "totally", "big")):
+        return True  # "I'm (really) into X"
+    if prep == "into" and lemma(word) == "get" and (word.tag_ == "VBG" or any(
+            c.lower_ in ("'ve", "have", "has") for c in word.children)):
+        return True  # "I've been getting into X", "I've gotten into X"
     return (word.lower_, prep) in INTEREST_PAIRS or (lemma(word), prep) in INTEREST_PAIRS
 
 
