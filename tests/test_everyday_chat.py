@@ -10,7 +10,6 @@ import pytest
 
 from loregraph.extract.base import SPEAKER, Extraction, ExtractionContext
 from loregraph.extract.local import LocalExtractor
-from loregraph.extract.local.when import find_time_words, resolve_phrase
 
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)  # a Wednesday
 
@@ -40,10 +39,10 @@ def rels(x: Extraction) -> set[tuple[str, str, str]]:
 
 
 @pytest.mark.parametrize("text", [
+    "Woohoo! Big news today, I got the part.",
+    "Gotcha. Sooo excited for the weekend!",
+    "Awesome, glad it worked out. Nah, no plans yet.",
     "Yup, that's exactly what I meant. Kudos on the promotion!",
-    "Whoa, what a week. Ugh, I'm so tired.",
-    "Aww thanks! Sweet of you to say.",
-    "Cheers! Catch you later.",
 ])
 def test_interjections_at_a_turn_start_are_not_entities(ex: LocalExtractor, text: str) -> None:
     x = ex.extract(text, ctx())
@@ -52,8 +51,8 @@ def test_interjections_at_a_turn_start_are_not_entities(ex: LocalExtractor, text
 
 
 def test_a_frequent_word_capitalised_by_its_position_is_not_a_name(ex: LocalExtractor) -> None:
-    x = ex.extract("Music keeps me grounded. Gardening is my happy place.", ctx())
-    assert "Music" not in ents(x) and "Gardening" not in ents(x)
+    x = ex.extract("Dance is basically my therapy these days. Gardening is my happy place.", ctx())
+    assert "Dance" not in ents(x) and "Gardening" not in ents(x)
 
 
 def test_a_rare_name_at_a_sentence_start_is_still_a_name(ex: LocalExtractor) -> None:
@@ -77,6 +76,8 @@ def test_date_phrases_are_not_entities(ex: LocalExtractor, text: str) -> None:
 
 
 def test_places_are_left_out(ex: LocalExtractor) -> None:
+    x = ex.extract("I was in Madrid for a week and loved it.", ctx())
+    assert "Madrid" not in ents(x) and x.relations == []
     x = ex.extract("Two years ago I spent a month in Portugal and loved it.", ctx())
     assert "Portugal" not in ents(x)
     x = ex.extract("We had dinner at Rosie's diner and then walked around Cedar Lake Park.", ctx())
@@ -89,6 +90,12 @@ def test_a_quoted_title_is_a_work_and_a_taste(ex: LocalExtractor) -> None:
     assert ents(x).get("Pride and Prejudice", ents(x).get("Pride")) == "entity"
     work = next(e for e in x.entities if e.name.startswith("Pride"))
     assert work.attributes.get("kind") == "work"
+
+
+def test_a_quoted_title_of_ones_own_work_is_a_project(ex: LocalExtractor) -> None:
+    x = ex.extract("my thesis is 'Tidal Voices', on dialect change in coastal towns.", ctx())
+    assert ents(x).get("Tidal Voices") == "project"
+    assert ("ME", "WORKS_ON", "Tidal Voices") in rels(x)
 
 
 def test_pets_are_not_people(ex: LocalExtractor) -> None:
@@ -195,11 +202,15 @@ def test_a_common_word_is_not_a_product(ex: LocalExtractor) -> None:
     ("a few days ago", datetime(2024, 6, 9)),
 ])
 def test_time_words_resolve_against_the_message_time(phrase: str, expected: datetime) -> None:
+    from loregraph.extract.local.when import resolve_phrase
+
     got = resolve_phrase(phrase, NOW, future=phrase.startswith("next"))
     assert got is not None and got.date() == expected.date()
 
 
 def test_habits_are_not_dates() -> None:
+    from loregraph.extract.local.when import find_time_words
+
     assert find_time_words("We play chess every Friday.", NOW) == []
 
 

@@ -18,6 +18,7 @@ from loregraph.extract.local.state import (
 )
 from loregraph.extract.local.words import (
     CLAUSE_MARKERS,
+    CREATIVE_HEADS,
     GREETING_WORDS,
     HUMAN_AGENT_VERBS,
     LEAVE_VERBS,
@@ -71,6 +72,9 @@ def type_mentions(st: Parse) -> list[Mention]:
     need_ner = False
     for m in ms:
         _context_votes(st, m)
+        if m.kind == "work" and _own_work_title(st, m):
+            m.kind, m.owned = "", True  # "my thesis is 'X'": the title of the speaker's own work
+            m.vote(PROJECT, 1.5)
     # partners: "X and Y", "X or Y", "prefer X over/to Y", "from X to Y" share types
     for _ in range(2):
         for a, b in itertools.pairwise(ms):
@@ -143,9 +147,21 @@ def type_mentions(st: Parse) -> list[Mention]:
         m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
         if m.source != "candidate" and t == PERSON and _pet(st, m):
             m.type, m.kind, m.role = ENTITY, "pet", ""  # "my pup Ned", "my furry friend Daisy": not a person
-        if m.kind == "work" and m.source == "cap":
-            m.type = ENTITY  # a title: a book, a film, a game
+        if m.kind == "work" and m.source == "cap" and t == CONCEPT:
+            m.type = ENTITY  # a title: a book, a film, a game (not "my thesis is 'X'": a project)
+        elif m.kind == "work":
+            m.kind = ""
     return st.mentions
+
+
+def _own_work_title(st: Parse, m: Mention) -> bool:
+    """"my novel is 'X'", "our album, 'X'": a title given to a work the speaker owns."""
+    before = [t for t in st.doc[max(st.doc[m.start].sent.start, m.start - 5):m.start] if not t.is_punct]
+    words = [t.lower_ for t in before]
+    for k, w in enumerate(words):
+        if w in ("my", "our") and k + 1 < len(words) and words[k + 1] in PROJECT_APPOS_HEADS | CREATIVE_HEADS:
+            return all(x in ("is", "'s", "called", "named", "titled") for x in words[k + 2:])
+    return False
 
 
 def _pet(st: Parse, m: Mention) -> bool:

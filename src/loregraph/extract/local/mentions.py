@@ -138,7 +138,7 @@ def find_mentions(st: Parse) -> list[Mention]:
         if i > 0 and doc[i - 1].like_num and not doc[i - 1].whitespace_:
             i += 1  # "5K", "3D": a unit glued to a number
             continue
-        if tok.lower_ in INTERJECTIONS and _turn_opening(doc, i):
+        if (tok.lower_ in INTERJECTIONS or _LENGTHENED.search(tok.lower_)) and _turn_opening(doc, i):
             i += 1  # "Yep", "Congrats", "Wow Jo, ...": a word said, not a name
             continue
         if tok.lower_ in ROLE_NOUNS | PROJECT_HEADS and i + 1 < n and is_capish(doc[i + 1]):
@@ -260,6 +260,9 @@ def _cased_evidence(doc: Any, span: Any, entry_name: str) -> bool:
     if first.i > 0 and doc[first.i - 1].like_num and not doc[first.i - 1].whitespace_:
         return False
     return not (span.text.islower() and entry_name != entry_name.lower() and first.pos_ in _COMMON_WORD_POS)
+
+
+_LENGTHENED = re.compile(r"([a-z])\1\1")  # "Sooo", "Awww", "Yesss": a word stretched for feeling
 
 
 _QUOTES = frozenset({'"', "“", "”", "'", "‘", "’"})
