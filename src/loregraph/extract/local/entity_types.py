@@ -131,6 +131,8 @@ def type_mentions(st: Parse) -> list[Mention]:
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
                 and max(m.votes.values(), default=0.0) < 1.0:
             m.place = True  # "a fan I met in CA": NER and the preposition agree
+        if m.ner in ("NORP", "LANGUAGE") and m.source == "cap" and m.end - m.start == 1 and not m.addressed:
+            continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity
         if m.place:
             continue
         if m.ner == "PERSON":
@@ -173,6 +175,10 @@ def _pet(st: Parse, m: Mention) -> bool:
         return True
     if any(w in PET_ADJECTIVES for w in before[-3:]) and before and before[-1] in ROLE_NOUNS | PET_NOUNS:
         return True
+    after = [t.lower_ for t in doc[m.end:min(len(doc), m.end + 4)]]
+    if after[:1] == [","] and any(w in PET_NOUNS for w in after[1:4]) \
+            and any(w in ("my", "our", "a") for w in after[1:3]):
+        return True  # "Toby, my puppy"
     named = before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"], ["name", "is"], ["called", "him"],
                             ["called", "her"]) or before[-1:] == ["named"]
     return named and any(t.lower_ in PET_NOUNS for t in doc)

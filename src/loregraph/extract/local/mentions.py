@@ -145,6 +145,9 @@ def find_mentions(st: Parse) -> list[Mention]:
             i += 1  # "CTO Elena", "Project Heron": the role/kind word is not part of the name
             continue
         j = _extend_caps(doc, i + 1)
+        if j - i > 1 and tok.is_sent_start and tok.tag_ == "VB" and tok.pos_ == "VERB":
+            i += 1  # "Meet Pickle, ...": an imperative verb before the name
+            continue
         span = doc[i:j]
         if j < n and doc[j].text == "-" and not doc[j].whitespace_ and j + 1 < n and doc[j + 1].is_lower:
             i = j  # "Atlassian-free", "React-based": a modifier, not a mention
@@ -318,8 +321,8 @@ def addressed_name(st: Parse, i: int, j: int) -> bool:
     set off by a comma at a sentence end ("Thanks for the tip, Caroline.")."""
     doc = st.doc
     n = len(doc)
-    if j - i > 2 or st.lex.get(doc[i:j].text) is not None:
-        return False
+    if j - i > 2 or st.lex.get(doc[i:j].text) is not None or doc[i].lower_ in INTERJECTIONS | GREETING_WORDS:
+        return False  # "Take care, OK?", "Aww, bummer!": words said, not names
     after = doc[j] if j < n else None
     closes = after is None or after.text in (",", "!", ".", "?", "...", "…", "-", "—", ":", ")") or after.is_space
     if not closes:
@@ -474,7 +477,7 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         m.vote(ORGANIZATION, 1.2)
         return m
     # "the search revamp project" → project (a capitalised "Orion project" is a cap mention)
-    if hl in PROJECT_HEADS and mods and not any(t.text[:1].isupper() for t in mods) \
+    if hl in PROJECT_HEADS and mods and not any(t.text[:1].isupper() for t in mods) and not _generic_np(toks) \
             and all(t.pos_ in ("NOUN", "ADJ", "PROPN", "VERB") for t in mods):
         m = Mention(start, end, text, source="np-strong",
                      aliases=[st.doc[start:head.i].text])
