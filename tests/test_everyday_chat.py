@@ -156,6 +156,12 @@ def test_interests_are_preferences_of_concepts(ex: LocalExtractor, text: str, th
     assert ("ME", "USES", thing) not in rels(x)
 
 
+def test_the_listeners_taste_is_not_the_speakers(ex: LocalExtractor) -> None:
+    x = ex.extract("I'm glad the photo reminded you of your love for sailing.", ctx())
+    assert not any(t == "PREFERS" for _, t, _ in rels(x))
+    assert ("ME", "PREFERS", "sailing") in rels(ex.extract("I have a real passion for sailing.", ctx()))
+
+
 def test_an_accident_one_got_into_is_no_taste(ex: LocalExtractor) -> None:
     x = ex.extract("We got into a fender bender on the way home.", ctx())
     assert not any(t == "PREFERS" for _, t, _ in rels(x))

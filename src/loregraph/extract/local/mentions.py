@@ -432,9 +432,12 @@ def _generic_np(toks: list[Any]) -> bool:
 
 def _interest_cue(chunk: Any, gword: str, prep: str) -> bool:
     """The noun phrase is what someone is into: "interested in X", "all about X", "getting into X"."""
+    root = chunk.root
+    owner = root.head.head if root.dep_ == "pobj" else root.head
+    if any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in owner.children):
+        return False  # "your love for dancing", "his passion for X": not the speaker's taste
     if (gword, prep) in INTEREST_PAIRS:
         return True
-    root = chunk.root
     if prep == "into" and gword == "be":
         return True  # "I'm into hiking"
     if prep == "into" and gword == "get":  # "I've been getting into pottery" (not "we got into an accident")

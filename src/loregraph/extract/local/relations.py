@@ -460,6 +460,8 @@ def _interest(st: Parse, o: Mention) -> bool:
     if k < 1 or doc[k].pos_ != "ADP":
         return False
     prep, word = doc[k].lower_, doc[k - 1]
+    if any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in word.children):
+        return False  # "your love for dancing": someone else's taste
     if prep == "into" and (lemma(word) == "be" or word.lower_ in ("really", "so", "totally", "big")):
         return True  # "I'm (really) into X"
     if prep == "into" and lemma(word) == "get" and (word.tag_ == "VBG" or any(
