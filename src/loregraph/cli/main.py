@@ -506,6 +506,20 @@ def bench_locomo(data: Path = typer.Option(None, help="locomo10.json (default: .
     _run(run_locomo_bench(data=data, k=k, conversations=conversations, questions=questions, db=db, console=err))
 
 
+@bench_app.command("locomo-extract")
+def bench_locomo_extract(out: Path = typer.Option(..., help="Where to write the facts and entities (JSON lines; keep "
+                                                           "it outside the repository)."),
+                         data: Path = typer.Option(None, help="locomo10.json (default: "
+                                                              "../shared/bench/locomo/locomo10.json)"),
+                         conversations: int = typer.Option(None, min=1),
+                         db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:
+    """Ingest LoCoMo's conversations and dump every new fact and entity with its source turn, to judge by hand."""
+    _setup()
+    from loregraph.bench.locomo_extract import run_locomo_extract
+
+    _run(run_locomo_extract(data=data, out=out, conversations=conversations, db=db, console=err))
+
+
 @bench_app.command("llm-cost")
 def bench_llm_cost(data: Path = typer.Option(None, help="Gold JSONL (default: ../shared/bench/extraction/dev.jsonl)"),
                    graphiti_python: str = typer.Option(None, envvar="LOREGRAPH_GRAPHITI_PYTHON",

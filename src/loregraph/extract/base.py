@@ -88,6 +88,8 @@ class ExtractedRelation:
     invalid_at: datetime | None = None
     trace: str = ""
     """Optional: the stage and rule or example phrase that produced it (``loregraph extract --explain``)."""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    """Optional fact attributes (schema edge properties), e.g. ``time_phrase``: the words that set ``valid_at``."""
 
 
 @dataclass(slots=True)
@@ -104,6 +106,8 @@ class ExtractedEnding:
     type: str | None = None
     target: str | None = None
     reason: str = "ended"
+    at: datetime | None = None
+    """When it ended, if the message says ("finished it last week"); else the message time."""
 
 
 @dataclass(slots=True)

@@ -67,6 +67,7 @@ class DeltaBuilder:
         self.duplicates: list[DuplicateLink] = []
         self.communities: list[Community] = []
         self.speaker_id: str | None = None
+        self._speakers: list[Entity] | None = None
         self.counts: dict[str, int] = {"skipped": 0, "low_confidence": 0, "reinforced": 0, "rejected_types": 0}
         self.new_fact_ids: set[str] = set()
         self.rate_limited: dict[str, int] = {}
@@ -102,7 +103,22 @@ class DeltaBuilder:
             return self.speaker_id
         name = self.context.role or "User"
         sid = str(uuid.uuid5(_SPEAKER_NS, f"{self.gid}\x00{normalize_name(name)}"))
-        found = self.store.get_entities(self.gid, [sid])
+        found = self.store.get_entities(self.gid, [sid]) or [
+            e for e in self.store.find_entities_by_names(self.gid, [normalize_name(name)])
+            if e.type == "person" and e.attributes.get("is_speaker")]
+        if not found:  # named by others before they spoke ("Melanie", or "Mel"): that node is the speaker's own
+            full = normalize_name(name)
+            first = full.split(" ")[0]
+            names = [full, *[first[:k] for k in range(len(first), 1, -1)]]
+            earlier = [e for e in self.store.find_entities_by_names(self.gid, names)
+                       if e.type == "person" and not e.attributes.get("is_speaker")]
+            earlier.sort(key=lambda e: names.index(normalize_name(e.name)) if normalize_name(e.name) in names else 99)
+            if earlier and normalize_name(earlier[0].name) in names:
+                found = earlier[:1]
+                found[0].attributes["is_speaker"] = True
+                if normalize_name(found[0].name) != full:  # "Mel" becomes Melanie, with "Mel" as an alias
+                    found[0].aliases = [*found[0].aliases, found[0].name]
+                    found[0].name = name
         if found:
             ent = found[0]
             self._touch(ent, confidence=1.0)
@@ -111,8 +127,8 @@ class DeltaBuilder:
                          confidence=1.0, source_episode_id=self.episode.id, created_at=self.now, updated_at=self.now,
                          conversation_id=self.req.conversation_id)
             self.entities[sid] = ent
-        self.speaker_id = sid
-        return sid
+        self.speaker_id = ent.id
+        return ent.id
 
     def _touch(self, ent: Entity, confidence: float) -> None:
         """Re-mention: count it and let confidence rise toward 1."""
@@ -169,6 +185,17 @@ class DeltaBuilder:
                 self._by_name.setdefault(normalize_name(n), []).append(ent)
         return pending
 
+    def _speaker_by_nickname(self, name: str) -> Entity | None:
+        """The one speaker of the group whose first name starts with ``name`` ("Mel" → Melanie, "Jo" → Joanna)."""
+        nick = normalize_name(name)
+        if len(nick) < 2 or " " in nick:
+            return None
+        if self._speakers is None:
+            self._speakers = self.store.speakers(self.gid)
+        hits = [e for e in self._speakers
+                if e.type == "person" and normalize_name(e.name).split(" ")[0].startswith(nick)]
+        return hits[0] if len(hits) == 1 else None
+
     def _resolve_by_name(self, x: ExtractedEntity, etype: str) -> bool:
         """An offered candidate id, the same name earlier in this extraction, or a stored name/alias; False when
         none matches."""
@@ -191,7 +218,10 @@ class DeltaBuilder:
                 if e not in matches:
                     matches.append(e)
         if not matches:
-            return False
+            speaker = self._speaker_by_nickname(x.name) if etype == "person" else None
+            if speaker is None:
+                return False
+            matches = [speaker]  # "Mel" for the speaker Melanie: one node per person
         best = self._pick(matches, etype)
         self._merge_into(best, x, etype)
         for other in matches:
@@ -308,7 +338,8 @@ class DeltaBuilder:
                 continue
             if not self._take("relationships"):
                 continue
-            attrs: dict[str, Any] = {}
+            allowed = self.schema.edge_properties(r.type)
+            attrs: dict[str, Any] = {k: v for k, v in r.attributes.items() if k in allowed and k != "low_confidence"}
             if r.confidence < CREATE_THRESHOLD:
                 attrs["low_confidence"] = True
                 self.counts["low_confidence"] += 1
@@ -353,7 +384,8 @@ class DeltaBuilder:
                     continue
                 for f in self.store.get_facts(self.gid, [end.fact_id]):
                     if f.is_current():
-                        self._invalidate(f, self.reference_time, _reason_code(end.reason))
+                        self._invalidate(f, as_utc(end.at) if end.at is not None else self.reference_time,
+                                         _reason_code(end.reason))
                 continue
             if any(ref is not None and ref != SPEAKER and ref not in self.ref_to_id
                    for ref in (end.source, end.target)):
@@ -364,10 +396,11 @@ class DeltaBuilder:
             if src is None or (end.target is not None and dst is None):
                 self.counts["skipped_endings"] = self.counts.get("skipped_endings", 0) + 1
                 continue
+            when = as_utc(end.at) if end.at is not None else self.reference_time
             for f in self._existing(src, end.type, dst):
                 if f.source_id != src and not (f.target_id == src and (dst is None or f.source_id == dst)):
                     continue
-                self._invalidate(f, self.reference_time, _reason_code(end.reason))
+                self._invalidate(f, when, _reason_code(end.reason))
 
     # ---- output ---------------------------------------------------------------------------------
     def finish(self) -> GraphDelta:

@@ -89,7 +89,7 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
             m = st.mentions[st.at[k]]
             if m.is_speaker and not in_pp:
                 subj.append(SPEAKER)
-            if not in_pp and m.type and k == m.start and not in_prep_phrase(st, m, cl.start):
+            if not in_pp and m.type and k == m.start and not in_prep_phrase(st, m, cl.start) and not m.addressed:
                 subj.append(m)
             k = m.end
             continue

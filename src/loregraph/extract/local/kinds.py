@@ -34,6 +34,7 @@ def _node(name: str) -> str:
     return name
 
 
+ENTITY: Final = _node("entity")  # the generic type: named things of no other type ("pet" as its kind)
 PERSON: Final = _node("person")
 PROJECT: Final = _node("project")
 TOOL: Final = _node("tool")

@@ -44,7 +44,7 @@ from loregraph.extract.local.state import (
     lemma,
     resolve_person,
 )
-from loregraph.extract.local.words import COLLAB_VERBS, PEOPLE_NOUNS, ROLE_NOUNS, WORK_VERBS
+from loregraph.extract.local.words import COLLAB_VERBS, PEOPLE_NOUNS, ROLE_NOUNS, VISIT_VERBS, WORK_VERBS
 
 log = logging.getLogger(__name__)
 
@@ -323,6 +323,8 @@ def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> N
     if cl.negated or cl.ended:
         return
     rtype = v.label
+    if rtype == PART_OF and _one_off_visit(cl):
+        return  # "I went to a support group yesterday": a visit on a day, not a membership
     if kind == "person" and s is not SPEAKER and s.type != PERSON:
         return
     if rtype == PREFERS and s is not SPEAKER and s.type in (TOOL, CONCEPT):
@@ -332,6 +334,12 @@ def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> N
     if kind == "tool" and s is not SPEAKER and s.type == TOOL and rtype == USES:
         rtype = DEPENDS_ON  # a tool built on another depends on it
     st.out.add(s, rtype, o, cl, v.confidence, trace=trace)
+
+
+def _one_off_visit(cl: Clause) -> bool:
+    """A clause that tells of going or being somewhere once: a visit verb in the simple past, or with a date."""
+    v = next((v for v in cl.verbs if lemma(v) in VISIT_VERBS), None)
+    return v is not None and (v.tag_ == "VBD" or cl.when is not None)
 
 
 _COPULA_PHRASES = frozenset({"be", "be all", "be now", "be still", "be just", "be entirely", "be mostly", "be pure",

@@ -19,12 +19,21 @@ from loregraph.extract.local.state import (
 from loregraph.extract.local.words import (
     COLLAB_VERBS,
     CONCEPT_HEADS,
+    CREATIVE_HEADS,
     EVALUATIVE_ADJ,
+    FINISH_VERBS,
     GENERIC_ADJ,
     GENERIC_CAPS,
+    GENERIC_NOUNS,
+    GREETING_WORDS,
     HONORIFICS,
+    INTEREST_PAIRS,
+    INTERJECTIONS,
     ORG_OF_HEADS,
     ORG_SUFFIXES,
+    PEOPLE_NOUNS,
+    PET_NOUNS,
+    PLACE_HEADS,
     PROJECT_APPOS_HEADS,
     PROJECT_HEADS,
     PRONOUNS,
@@ -33,6 +42,7 @@ from loregraph.extract.local.words import (
     TEAM_HEADS,
     WORK_ITEM_HEADS,
     WORK_VERBS,
+    common_word,
 )
 
 
@@ -78,8 +88,10 @@ def find_mentions(st: Parse) -> list[Mention]:
                     continue
                 if key in {"the", "a"}:
                     continue
+                if span.text.islower() and not c.name.islower() and len(span) == 1 and common_word(span.text):
+                    continue  # "cool people" is not the "Cool" named before
                 if span.text.islower() and not c.name.islower() and (
-                        span[0].is_stop or span[0].pos_ in ("VERB", "AUX", "ADP", "DET", "PRON", "ADV")
+                        span[0].is_stop or span[0].pos_ in _COMMON_WORD_POS
                         or (st.lex.get(c.name) is not None and st.lex.get(c.name).ambiguous)):  # type: ignore[union-attr]
                     continue  # "go" the verb is not the language Go named earlier
                 m = Mention(i, j, c.name, source="candidate",
@@ -105,6 +117,8 @@ def find_mentions(st: Parse) -> list[Mention]:
                 continue
             if span.text.lower() in PRONOUNS:
                 continue
+            if not _cased_evidence(doc, span, e.name):
+                continue  # "a safe home" is not SAFe; "5K" is not K
             canonical = e.canonical or e.name  # "k8s" -> Kubernetes, "Postgres" -> PostgreSQL
             m = Mention(i, j, canonical, source="lexicon",
                         aliases=[a for a in (e.name, *e.aliases) if a != canonical], ambiguous=e.ambiguous)
@@ -121,10 +135,19 @@ def find_mentions(st: Parse) -> list[Mention]:
         if not is_capish(tok) or tok.lower_ in PRONOUNS:
             i += 1
             continue
+        if i > 0 and doc[i - 1].like_num and not doc[i - 1].whitespace_:
+            i += 1  # "5K", "3D": a unit glued to a number
+            continue
+        if (tok.lower_ in INTERJECTIONS or _LENGTHENED.search(tok.lower_)) and _turn_opening(doc, i):
+            i += 1  # "Yep", "Congrats", "Wow Jo, ...": a word said, not a name
+            continue
         if tok.lower_ in ROLE_NOUNS | PROJECT_HEADS and i + 1 < n and is_capish(doc[i + 1]):
             i += 1  # "CTO Elena", "Project Heron": the role/kind word is not part of the name
             continue
         j = _extend_caps(doc, i + 1)
+        if j - i > 1 and tok.is_sent_start and tok.tag_ == "VB" and tok.pos_ == "VERB":
+            i += 1  # "Meet Pickle, ...": an imperative verb before the name
+            continue
         span = doc[i:j]
         if j < n and doc[j].text == "-" and not doc[j].whitespace_ and j + 1 < n and doc[j + 1].is_lower:
             i = j  # "Atlassian-free", "React-based": a modifier, not a mention
@@ -141,11 +164,29 @@ def find_mentions(st: Parse) -> list[Mention]:
         if sent_start and j - i == 1 and tok.lower_ in STOP_CAPS:
             i = j
             continue
+        if st.in_time and any(st.in_time[k] for k in range(i, j)):
+            i = j  # "Last Fri", "Next Month": a date phrase, not a name
+            continue
+        if doc[j - 1].lower_ in ROLE_NOUNS and i > 0 and doc[i - 1].lower_ in ("a", "an", "as"):
+            i = j  # "a job as a Financial Analyst": a role written with capitals
+            continue
         m = Mention(i, j, span.text, source="cap")
+        if _quoted(doc, i, j):
+            m.kind = "work"  # "Becoming Nicole", "Home Alone": a title in quotes names a work
+            m.vote(CONCEPT, 1.0)
+        if j - i >= 2 and doc[j - 1].lower_ in PLACE_HEADS:
+            m.place = True  # "Whispering Falls", "Lake Street Park": a place by its name
+        m.addressed = addressed_name(st, i, j)
+        if m.addressed:
+            m.vote(PERSON, 1.6)  # "Hey Nate, ...", "Thanks for the tip, Caroline."
+        elif sent_start and j - i == 1 and not camel(tok.text):
+            m.weak = True  # a capital at a sentence start says nothing: the name needs other evidence
         joined = any(t.text in ("&", "'s", "’s") or t.lower_ == "of" for t in span[1:-1])
         spans.append((1 if joined else 2, i, j, m))  # "Marks & Spencer" beats a listed "Marks"
         i = j
 
+    for qm in _quoted_titles(doc):
+        spans.append((1, qm.start, qm.end, qm))  # a title in quotes is one name: "Pride and Prejudice"
     for lm in _lowercase_named_work(st):
         spans.append((1, lm.start, lm.end, lm))
 
@@ -175,6 +216,8 @@ def find_mentions(st: Parse) -> list[Mention]:
     for _, i, j, m in spans:
         if any(st.at[k] != -1 for k in range(i, j)):
             continue
+        if st.in_time and m.source != "candidate" and any(st.in_time[k] for k in range(i, j)):
+            continue  # a date phrase is no entity
         idx = len(accepted)
         accepted.append(m)
         for k in range(i, j):
@@ -207,6 +250,96 @@ def find_mentions(st: Parse) -> list[Mention]:
         if m.name.endswith(("'s", "’s")):
             m.name = m.name[:-2]
     return st.mentions
+
+
+_COMMON_WORD_POS = frozenset({"VERB", "AUX", "ADP", "DET", "PRON", "ADV", "ADJ", "INTJ", "CCONJ", "SCONJ", "PART"})
+
+
+def _cased_evidence(doc: Any, span: Any, entry_name: str) -> bool:
+    """A lexicon match needs proper-noun evidence: an all-lower-case word that the parse reads as a common
+    word (an adjective, a verb, ...) does not name a product spelled with capitals ("a safe home" ≠ SAFe), and
+    a letter glued to a number ("5K") is a unit, not the language K."""
+    first = span[0]
+    if first.i > 0 and doc[first.i - 1].like_num and not doc[first.i - 1].whitespace_:
+        return False
+    return not (span.text.islower() and entry_name != entry_name.lower() and first.pos_ in _COMMON_WORD_POS)
+
+
+_LENGTHENED = re.compile(r"([a-z])\1\1")  # "Sooo", "Awww", "Yesss": a word stretched for feeling
+
+
+_QUOTES = frozenset({'"', "“", "”", "'", "‘", "’"})
+
+
+def _quoted(doc: Any, i: int, j: int) -> bool:
+    """The capitalised span sits inside quotes, alone or after a leading article ("The Santa Clause")."""
+    k = i - 1
+    if k >= 0 and doc[k].lower_ in ("the", "a", "an") and doc[k].text[:1].isupper():
+        k -= 1
+    return k >= 0 and doc[k].text in _QUOTES and j < len(doc) and doc[j].text in _QUOTES
+
+
+_TITLE_SMALL = frozenset({"a", "an", "and", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to",
+                          "with", "&", ":", "-", "'s", "’s"})
+
+
+def _quoted_titles(doc: Any) -> list[Mention]:
+    """Title-case spans inside quotes ("Pride and Prejudice", "A Dance with Dragons"): one work each."""
+    out = []
+    n = len(doc)
+    k = 0
+    while k < n:
+        if doc[k].text not in _QUOTES:
+            k += 1
+            continue
+        close = next((c for c in range(k + 1, min(n, k + 12)) if doc[c].text in _QUOTES), None)
+        if close is None or close == k + 1:
+            k += 1
+            continue
+        inner = doc[k + 1:close]
+        words = [t for t in inner if t.text not in _TITLE_SMALL]
+        if inner[0].text[:1].isupper() and words and all(t.text[:1].isupper() or t.like_num for t in words) \
+                and inner[-1].text not in _TITLE_SMALL:
+            m = Mention(k + 1, close, inner.text, source="cap", kind="work")
+            m.vote(CONCEPT, 1.0)
+            out.append(m)
+        k = close + 1
+    return out
+
+
+def _turn_opening(doc: Any, i: int) -> bool:
+    """Token ``i`` opens its sentence, or follows only greetings, interjections and commas there."""
+    k = i - 1
+    while k >= 0 and not doc[k + 1].is_sent_start and (
+            doc[k].lower_ in GREETING_WORDS | INTERJECTIONS or doc[k].text in (",", "!", "-", "…", "...")):
+        k -= 1
+    return k < 0 or doc[k + 1].is_sent_start or doc[k].text in (".", "!", "?", ":", "\n")
+
+
+def addressed_name(st: Parse, i: int, j: int) -> bool:
+    """A name said to the listener: after greetings at a sentence start ("Hey Nate,", "Thanks, Mel!") or
+    set off by a comma at a sentence end ("Thanks for the tip, Caroline.")."""
+    doc = st.doc
+    n = len(doc)
+    if j - i > 2 or st.lex.get(doc[i:j].text) is not None or doc[i].lower_ in INTERJECTIONS | GREETING_WORDS:
+        return False  # "Take care, OK?", "Aww, bummer!": words said, not names
+    after = doc[j] if j < n else None
+    closes = after is None or after.text in (",", "!", ".", "?", "...", "…", "-", "—", ":", ")") or after.is_space
+    if not closes:
+        return False
+    lead = [t for t in doc[doc[i].sent.start:i]]
+    if lead and lead[0].lower_ in GREETING_WORDS and all(
+            t.lower_ in GREETING_WORDS | INTERJECTIONS | {"you", "so", "much", "for", "again"} or t.text in (",", "!")
+            for t in lead):
+        return True
+    final = after is None or after.text in ("!", ".", "?", "...", "…") or after.is_space
+    sent = doc[i].sent
+    talking_to = any(t.lower_ in ("you", "your", "thanks", "thank", "congrats") for t in sent)
+    appositive = any(t.lower_ in ("his", "her", "their", "its", "own", "called", "named", "my", "our")
+                     for t in doc[max(0, i - 5):i])
+    return final and i >= 2 and doc[i - 1].text == "," and st.at[i - 2] == -1 and (j - i == 1 or talking_to) \
+        and not appositive and doc[i - 2].lower_ not in ("and", "or") and not doc[i - 2].is_punct \
+        and not is_capish(doc[i - 2])
 
 
 _VERSION = re.compile(r"^(v\d+(\.\d+)*|\d+(\.\d+)+|\d{1,2})$", re.I)
@@ -287,6 +420,36 @@ def _extend_caps(doc: Any, j: int) -> int:
     return j
 
 
+_MAKE_VERBS = frozenset({"work", "write", "paint", "draw", "knit", "sew", "build", "make", "start", "edit", "draft",
+                         "record", "compose", "film", "shoot", "bake", "design", "plan", "create"})
+
+
+def _generic_np(toks: list[Any]) -> bool:
+    """A noun phrase that names no particular thing: "a new hobby", "my kids", "different types"."""
+    content = [t for t in toks if t.lower_ not in GENERIC_ADJ and t.pos_ != "ADJ"]
+    return not content or all(t.lower_ in GENERIC_NOUNS | PEOPLE_NOUNS | PET_NOUNS for t in content)
+
+
+def _interest_cue(chunk: Any, gword: str, prep: str) -> bool:
+    """The noun phrase is what someone is into: "interested in X", "all about X", "getting into X"."""
+    root = chunk.root
+    owner = root.head.head if root.dep_ == "pobj" else root.head
+    if any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in owner.children):
+        return False  # "your love for dancing", "his passion for X": not the speaker's taste
+    if (gword, prep) in INTEREST_PAIRS:
+        return True
+    if prep == "into" and gword == "be":
+        return True  # "I'm into hiking"
+    if prep == "into" and gword == "get":  # "I've been getting into pottery" (not "we got into an accident")
+        verb = root.head.head
+        return verb.tag_ == "VBG" or any(c.lower_ in ("'ve", "have", "has", "'s") for c in verb.children)
+    if prep in ("about", "in", "on", "with", "of", "for") and root.dep_ == "pobj":
+        word = root.head.head  # "hooked on": the word the preposition hangs from
+        before = root.doc[root.head.i - 1] if root.head.i > 0 else word  # "all about": the word before it
+        return (word.lower_, prep) in INTEREST_PAIRS or (before.lower_, prep) in INTEREST_PAIRS
+    return False
+
+
 def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     """Lower-case noun phrases that name teams, projects or concepts."""
     toks = [t for t in chunk if t.pos_ not in ("DET", "PRON", "PUNCT", "NUM") and t.dep_ != "poss"
@@ -317,7 +480,7 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         m.vote(ORGANIZATION, 1.2)
         return m
     # "the search revamp project" → project (a capitalised "Orion project" is a cap mention)
-    if hl in PROJECT_HEADS and mods and not any(t.text[:1].isupper() for t in mods) \
+    if hl in PROJECT_HEADS and mods and not any(t.text[:1].isupper() for t in mods) and not _generic_np(toks) \
             and all(t.pos_ in ("NOUN", "ADJ", "PROPN", "VERB") for t in mods):
         m = Mention(start, end, text, source="np-strong",
                      aliases=[st.doc[start:head.i].text])
@@ -331,6 +494,11 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     if any(t.text[:1].isupper() and t.lower_ not in GENERIC_CAPS for t in toks) \
             and not any(t.lower_ in CONCEPT_HEADS for t in toks[-1:]):
         return None
+    if _interest_cue(chunk, gword, prep) and head.pos_ in ("NOUN", "PROPN", "VERB") and not any(
+            t.text[:1].isupper() for t in toks) and not _generic_np(toks):
+        m = Mention(start, end, text, source="np")
+        m.vote(CONCEPT, 1.0)  # "I'm all about romcoms", "getting into pottery", "interested in marine life"
+        return m
     if (prep in ("in", "of") and gword in {"believer", "fan", "advocate", "proponent", "champion"}) \
             or (prep == "" and gword in {"follow", "practice", "practise", "embrace", "apply"}) \
             or (prep == "about" and gword in {"lot", "know", "learn", "read", "expert"}) \
@@ -342,6 +510,13 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
             return m
         return None
     definite = any(t.lower_ in ("the", "our", "my", "this") for t in chunk)
+    mine = any(t.lower_ in ("my", "our") for t in chunk)
+    if hl in CREATIVE_HEADS and head.pos_ == "NOUN" and mine and gword in FINISH_VERBS | _MAKE_VERBS \
+            and (prep == "" or (prep == "on" and gword == "work")) and not _generic_np(toks):
+        m = Mention(start, end, text, source="np")  # "my screenplay", "finished the quilt": a personal project
+        m.vote(PROJECT, 1.0)
+        m.owned = mine
+        return m
     nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None
     if nxt is not None and nxt.lower_ in ("called", "named", "codenamed", ","):
         return None

@@ -10,6 +10,7 @@ from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
     DEPENDS_ON,
+    ENTITY,
     KNOWS,
     ORGANIZATION,
     PART_OF,
@@ -37,12 +38,17 @@ from loregraph.extract.local.words import (
     COLLAB_VERBS,
     DECIDE_VERBS,
     DEPEND_VERBS,
+    DONE_MARKERS,
     ENDED_MARKERS,
+    FINISH_VERBS,
     FOND_OF,
     FOND_OF_PAIRS,
     FRIEND_ROLES,
+    GROUP_HEADS,
+    INTEREST_PAIRS,
     KNOW_VERBS,
     LEAVE_VERBS,
+    MEMBERSHIP_WORDS,
     NON_USE_VERBS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
@@ -237,6 +243,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                                trace=_why("tool for a project", g, p))
                     if prep == "for" and rtype == USES and SPEAKER in srcs and st.speaker_ok:
                         st.out.add(SPEAKER, WORKS_ON, pp, cl, conf, trace="rules: uses X for a project")
+        elif o.type == ENTITY and rtype == PREFERS:
+            for s in srcs:  # "We love "Home Alone"": a taste for a named work
+                st.out.add(s, PREFERS, o, cl, conf, trace=_why("taste for a work", g, p))
         elif o.type == PROJECT and rtype == WORKS_ON:
             for s in srcs:
                 st.out.add(s, WORKS_ON, o, cl, conf, trace=_why("work verb on a project", g, p))
@@ -309,6 +318,36 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     st.out.add(SPEAKER, USES, s, cl, 0.7, qualifier="instead", trace="rules: instead, after an ending")
 
 
+def relate_finished(st: Parse, cl: Clause) -> None:
+    """"I finished X last week", "finally wrapped up X", "it's done now": the speaker's work on X ended then
+    (the relation, with its end; a stored one ends too)."""
+    if cl.question or cl.hypothetical or cl.negated or not st.speaker_ok:
+        return
+    doc = st.doc
+    text = " " + " ".join(t.lower_ for t in doc[cl.start:cl.end]) + " "
+    finished = any(lemma(v) in FINISH_VERBS and v.tag_ in ("VBD", "VBN") for v in cl.verbs) or (
+        " wrapped up " in text)
+    done = any(mk in text for mk in DONE_MARKERS)
+    if not (finished or done) or (finished and SPEAKER not in cl.subj and not done):
+        return
+    at = cl.when.when if cl.when is not None else st.ctx.reference_time
+    targets = [m for m in clause_mentions(st, cl) if m.type == PROJECT and m.ref]
+    if not targets and done:
+        it = resolve_it(st, cl.start)  # "... - it's done now": the work item named before
+        targets = [it] if it is not None and it.ref else []
+    for o in targets:
+        st.out.close(SPEAKER, WORKS_ON, o, cl, at, trace="rules: finished work item")
+    if targets or not done:
+        return
+    # "it's done now" with nothing named here: the speaker's one current work item named in recent messages
+    speaker_names = {"user", "speaker", st.speaker_name.lower()}
+    recent = " ".join(e.content.lower() for e in st.ctx.previous_episodes[-4:])
+    open_work = [f for f in st.ctx.candidate_facts if f.type == WORKS_ON and f.source_name.lower() in speaker_names
+                 and f.target_name.lower() in recent]
+    if len(open_work) == 1:
+        st.out.end_fact(open_work[0].id, "finished", at=at)
+
+
 def _why(rule: str, verb: str, prep: str) -> str:
     """The trace of a rule-made relation: the rule and the verb lemma and preposition it read."""
     return f"rules: {rule} ({verb or '-'} {prep or '-'})"
@@ -317,6 +356,9 @@ def _why(rule: str, verb: str, prep: str) -> str:
 def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
     t = o.type
     lems = {lemma(v) for v in cl.verbs}
+    if t == ENTITY:
+        taste = (g in PREFER_VERBS and p == "") or _believer(st, o) or _interest(st, o)
+        return PREFERS if o.kind == "work" and taste else None
     if t in (TOOL, CONCEPT):
         if p in ("over", "than", "instead", "vs", "versus") or (p == "to" and g in PREFER_VERBS):
             return None
@@ -328,7 +370,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return DECIDED
         if g in DEPEND_VERBS:
             return DEPENDS_ON
-        if _believer(st, o):
+        if _believer(st, o) or _interest(st, o):
             return PREFERS
         if g == "replace":
             return USES if p in ("with", "by") else None
@@ -376,14 +418,14 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return None  # "joined us from Deliveroo": a former employer
         if any(x.lower_ in ("after", "before", "formerly", "previously", "used") for x in st.doc[cl.start:o.start]):
             return None  # "after four years at X": a former place
-        if p in ("at", "for") and (g in ("work", "be", "intern", "start", "join", "consult")
-                                   or _role_attr(st, cl)):
-            return PART_OF
+        if p in ("at", "for") and (g in ("work", "intern", "start", "join", "consult")
+                                   or (g == "be" and p == "for") or _role_attr(st, cl)):
+            return PART_OF  # "I work at X", "I'm a nurse at X" (being at a place is no membership)
         if p == "at" and g in ("teach", "study", "nurse", "volunteer", "research", "lecture", "train", "cook",
                                "practise", "practice", "intern", "clerk", "serve", "tutor", "coach", "report"):
             return PART_OF  # "I teach piano at X": where the speaker works
-        if p == "at" and g in ("", "be"):
-            return PART_OF
+        if p == "at" and g in ("", "be") and (_role_attr(st, cl) or (not _one_off(cl) and not o.place)):
+            return PART_OF  # "I'm at Initech", "who's at Uppsund" (not "we were at the bar last night")
         if p == "at" and SPEAKER in cl.subj and _role_attr(st, cl):
             return PART_OF
         if g == "join" or (g in SWITCH_VERBS and p == "to"):
@@ -392,14 +434,51 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return PART_OF  # "I co-founded Lumen"
         if p == "" and g in ("lead", "run", "manage", "head", "chair") and is_team(o.name):
             return PART_OF
-        if g == "be" and p in ("on", "in", "of", "with"):
-            return PART_OF
+        if g == "be" and p == "of" and _membership_word(st, o):
+            return PART_OF  # "I'm a member of X", "she's part of X"
+        if g == "be" and p == "on" and not _one_off(cl):
+            return PART_OF  # "I'm on the board", "on the cardiac ICU"
+        if g == "be" and p == "in" and (o.name.lower().rsplit(" ", 1)[-1] in GROUP_HEADS
+                                        or _membership_word(st, o)):
+            return PART_OF  # "I'm on the payments team", "I'm in the choir"
+        if g == "be" and p == "with" and not o.place:
+            return PART_OF  # "I'm with Lumen now"
         if p == "on" and g in ("work",) and o.name.lower().endswith(tuple(TEAM_HEADS)):
             return PART_OF
         if g in USE_VERBS and p in ("", "on", "with") and g not in WORK_VERBS:
             return USES
         return None
     return None
+
+
+def _interest(st: Parse, o: Mention) -> bool:
+    """"interested in X", "I'm all about X", "getting into X", "I'm into X": a taste, stated now."""
+    doc = st.doc
+    k = o.start - 1
+    while k >= 0 and doc[k].pos_ in ("DET", "ADJ", "ADV") and st.at[k] == -1 and o.start - k < 4:
+        k -= 1
+    if k < 1 or doc[k].pos_ != "ADP":
+        return False
+    prep, word = doc[k].lower_, doc[k - 1]
+    if any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in word.children):
+        return False  # "your love for dancing": someone else's taste
+    if prep == "into" and (lemma(word) == "be" or word.lower_ in ("really", "so", "totally", "big")):
+        return True  # "I'm (really) into X"
+    if prep == "into" and lemma(word) == "get" and (word.tag_ == "VBG" or any(
+            c.lower_ in ("'ve", "have", "has") for c in word.children)):
+        return True  # "I've been getting into X", "I've gotten into X"
+    return (word.lower_, prep) in INTEREST_PAIRS or (lemma(word), prep) in INTEREST_PAIRS
+
+
+def _one_off(cl: Clause) -> bool:
+    """A clause about one past occasion: a simple-past verb or a date ("we were there last night")."""
+    return cl.when is not None or any(v.tag_ == "VBD" for v in cl.verbs)
+
+
+def _membership_word(st: Parse, o: Mention) -> bool:
+    """"a member of X", "part of X", "one of X's volunteers": the words before the preposition say membership."""
+    words = [t.lower_ for t in st.doc[max(0, o.start - 4):o.start]]
+    return any(w in MEMBERSHIP_WORDS for w in words)
 
 
 def _possessed_tool(st: Parse, o: Mention) -> bool:

@@ -40,6 +40,9 @@ class Mention:
     owned: bool = False  # the speaker's own work item ("my plugin X", "X, our app")
     is_speaker: bool = False  # the speaker's own name ("I'm Marcus, a data scientist")
     place: bool = False  # a place ("the Lisbon office"): never typed
+    addressed: bool = False  # a person the speaker talks to by name ("Hey Nate, ...")
+    weak: bool = False  # a lone capital at a sentence start: a name only with other evidence (NER, cues)
+    kind: str = ""  # what a generic entity is ("pet", "work")
 
     def vote(self, etype: str, weight: float) -> None:
         self.votes[etype] = self.votes.get(etype, 0.0) + weight
@@ -60,6 +63,7 @@ class Clause:
     alone: bool = False
     inherited: bool = False
     preference: bool = False  # "I'd take X over Y": the first object is preferred
+    when: Any = None  # the clause's time phrase (``when.TimeWord``): "yesterday", "last Friday"
 
 
 @dataclass(slots=True)
@@ -77,6 +81,8 @@ class Parse:
     at: list[int] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)
     entities: list[ExtractedEntity] = field(default_factory=list)  # the output entities, once refs are given
+    times: list[Any] = field(default_factory=list)  # time phrases of the message (``when.TimeWord``)
+    in_time: list[bool] = field(default_factory=list)  # in_time[i]: token i is part of a time phrase
 
 
 # ---------------------------------------------------------------------------------------------

@@ -68,6 +68,29 @@ STOP_CAPS = _set("stop_caps")
 ORG_OF_HEADS = _set("org_of_heads")
 PEOPLE_NOUNS = _set("people_nouns")
 PLACE_HEADS = _set("place_heads")
+INTERJECTIONS = _set("interjections")
+GREETING_WORDS = _set("greeting_words")
+PET_NOUNS = _set("pet_nouns")
+PET_ADJECTIVES = _set("pet_adjectives")
+INTEREST_PAIRS: frozenset[tuple[str, str]] = frozenset((a, b) for a, b in _W["interest_pairs"])
+FINISH_VERBS = _set("finish_verbs")
+DONE_MARKERS: tuple[str, ...] = tuple(_W["done_markers"])
+MEMBERSHIP_WORDS = _set("membership_words")
+TIME_WORDS: dict[str, Any] = _W["time_words"]
+GROUP_HEADS = _set("group_heads")
+CREATIVE_HEADS = _set("creative_heads")
+GENERIC_NOUNS = _set("generic_nouns")
+VISIT_VERBS = _set("visit_verbs")
+WORK_OF_HEADS = _set("work_of_heads")
 
 ALL_VERBS = (USE_VERBS | PREFER_VERBS | DECIDE_VERBS | DEPEND_VERBS | WORK_VERBS | SWITCH_VERBS
              | LEAVE_VERBS | STOP_VERBS | KNOW_VERBS | COLLAB_VERBS | {"report"})
+
+COMMON_ZIPF = 4.5  # Zipf frequency from which a word is an everyday word ("nature" 5.0; "reed" 4.1, "zofia" 2.0)
+
+
+def common_word(word: str) -> bool:
+    """An everyday English word by its frequency in general text (``wordfreq``)."""
+    from wordfreq import zipf_frequency  # lazy: it loads its word list on first use
+
+    return bool(zipf_frequency(word, "en") >= COMMON_ZIPF)

@@ -1,0 +1,106 @@
+"""Stage 3b, time words: "yesterday", "last Friday", "two weeks ago", "in May", "next month" found in a
+message and resolved against the message time with ``dateparser`` (its ``RELATIVE_BASE``).
+
+Finding a phrase is a small grammar over word classes (``time_words`` in ``word_classes.json``): a relative
+word ("yesterday"), a shifter and a unit ("last week", "this past Friday"), a count and "ago", a preposition
+and a month. Resolving it is dateparser's job; what it cannot read ("last weekend", "a few days ago") is
+first rewritten into a form it reads (``time_words.rewrite``). The raw phrase is kept with the date.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from loregraph.extract.local.words import TIME_WORDS
+
+_W = TIME_WORDS
+_UNITS = "|".join(sorted(_W["units"], key=len, reverse=True))
+_DAYS = "|".join(sorted(_W["weekdays"], key=len, reverse=True))
+_MONTHS = "|".join(sorted(_W["months"], key=len, reverse=True))
+_COUNTS = "|".join(sorted(_W["counts"], key=len, reverse=True))
+_RELATIVE = "|".join(sorted(_W["relative"], key=len, reverse=True))
+_SHIFT = "|".join(sorted(_W["shifters"], key=len, reverse=True))
+_MONTH_PREPS = "|".join(sorted(_W["month_prepositions"], key=len, reverse=True))
+
+_PHRASE = re.compile(
+    rf"\b(?:(?P<rel>{_RELATIVE})"
+    rf"|(?P<ago>(?:{_COUNTS}|\d+)\s+(?:{_UNITS}|{_DAYS})s?\s+ago)"
+    rf"|(?P<in>in\s+(?:{_COUNTS}|\d+)\s+(?:{_UNITS})s?)"
+    rf"|(?P<shift>(?:{_SHIFT})\s+(?:{_UNITS}|{_DAYS}|{_MONTHS})s?)"
+    rf"|(?P<on>on\s+(?:{_DAYS}))"
+    rf"|(?P<month>(?:{_MONTH_PREPS})\s+(?:{_MONTHS})(?:\s+\d{{4}})?)"
+    rf")\b(?!\s*(?:'s|’s))",
+    re.I)
+_HABIT = re.compile(rf"\b(?:every|each)\s+(?:{_DAYS}|{_UNITS})\b|\bon\s+(?:{_DAYS})s\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWord:
+    """A time phrase of the message: its character span, the raw phrase and the date it names."""
+
+    start: int
+    end: int
+    phrase: str
+    when: datetime
+    future: bool
+
+
+def _rewrite(phrase: str) -> str:
+    out = phrase.lower()
+    for a, b in _W["rewrite"]:
+        out = re.sub(rf"\b{re.escape(a)}\b", b, out)
+    return out
+
+
+_MONTH_ONLY = re.compile(rf"^(?:{_MONTHS})(?:\s+\d{{4}})?$", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str, base: datetime, prefer: str) -> datetime | None:
+    import dateparser  # lazy: its import takes a moment
+
+    settings: dict[str, object] = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": prefer,
+                                   "RETURN_AS_TIMEZONE_AWARE": False}
+    if _MONTH_ONLY.match(text):
+        settings["PREFER_DAY_OF_MONTH"] = "first"  # "in May": the month, from its first day
+    try:
+        got = dateparser.parse(text, languages=["en"], settings=settings)
+    except Exception:  # dateparser raises on odd input; an unread phrase is just not a date
+        return None
+    return got
+
+
+def resolve_phrase(phrase: str, reference: datetime, future: bool = False) -> datetime | None:
+    """The date ``phrase`` names, read against ``reference`` (past dates preferred unless ``future``)."""
+    ref = reference.astimezone(UTC).replace(tzinfo=None) if reference.tzinfo else reference
+    text = _rewrite(phrase)
+    if text.startswith("on "):
+        text = text[3:]
+    for prep in sorted(_W["month_prepositions"], key=len, reverse=True):
+        if text.startswith(prep + " ") and _MONTH_ONLY.match(text[len(prep) + 1:]):
+            text = text[len(prep) + 1:]  # "back in March" → "March"; "last March" is read as it is
+            break
+    got = _parse(text, ref, "future" if future else "past")
+    if got is None:
+        return None
+    return got.replace(tzinfo=UTC)
+
+
+def find_time_words(text: str, reference: datetime, future_text: bool = False) -> list[TimeWord]:
+    """Time phrases of ``text`` with the dates they name (habits such as "every Friday" are not dates)."""
+    out = []
+    habits = [(m.start(), m.end()) for m in _HABIT.finditer(text)]
+    for m in _PHRASE.finditer(text):
+        if any(a <= m.start() < b for a, b in habits):
+            continue
+        phrase = m.group(0)
+        low = phrase.lower()
+        future = bool(m.group("in")) or low.split()[0] in _W["future_shifters"] or low in _W["future_relative"] \
+            or (future_text and bool(m.group("on") or m.group("month")))
+        when = resolve_phrase(phrase, reference, future=future)
+        if when is not None:
+            out.append(TimeWord(m.start(), m.end(), phrase, when, future))
+    return out
