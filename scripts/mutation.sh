@@ -20,9 +20,9 @@ case "$MODULE" in
   auth)      MUTATE='src/loregraph/api/rest/auth.py'
              TESTS='tests/test_auth_keys.py tests/test_rest_auth.py' ;;
   schema)    MUTATE='src/loregraph/schema/*'
-             TESTS='tests/test_schema_rules.py tests/test_schema.py tests/test_knowledge_schema.py tests/test_time_and_rules.py' ;;
+             TESTS='tests/test_schema_rules.py tests/test_schema.py tests/test_knowledge_schema.py' ;;
   ingest)    MUTATE='src/loregraph/ingest/*'
-             TESTS='tests/test_pipeline.py tests/test_semantics.py tests/test_time_and_rules.py tests/test_turns.py tests/test_grpc.py' ;;
+             TESTS='tests/test_pipeline.py tests/test_semantics.py tests/test_time_and_rules.py tests/test_turns.py tests/test_grpc.py tests/test_communities.py' ;;
   search)    MUTATE='src/loregraph/search/*'
              TESTS='tests/test_search.py tests/test_ranking.py tests/test_semantics.py tests/test_isolation.py' ;;
   store-sql) MUTATE='src/loregraph/store/sql.py'
