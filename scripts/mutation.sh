@@ -24,7 +24,7 @@ case "$MODULE" in
   ingest)    MUTATE='src/loregraph/ingest/*'
              TESTS='tests/test_pipeline.py tests/test_semantics.py tests/test_time_and_rules.py tests/test_turns.py tests/test_grpc.py tests/test_communities.py' ;;
   search)    MUTATE='src/loregraph/search/*'
-             TESTS='tests/test_search.py tests/test_ranking.py tests/test_semantics.py tests/test_isolation.py' ;;
+             TESTS='tests/test_search.py tests/test_ranking.py tests/test_semantics.py tests/test_isolation.py tests/test_grpc.py' ;;
   store-sql) MUTATE='src/loregraph/store/sql.py'
              TESTS='tests/test_store.py tests/test_store_blocks.py tests/test_store_integrity.py tests/test_isolation.py tests/test_time_and_rules.py tests/test_store_tenant_ids.py' ;;
   *) echo "unknown module '$MODULE' (auth, schema, ingest, search, store-sql)" >&2; exit 2 ;;

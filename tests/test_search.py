@@ -165,3 +165,21 @@ async def test_evidence_keeps_the_best_turns_neighbours_next_to_it(open_memory):
     assert m.store.adjacent_episodes("other-group", best.id, 1) == []
     none = await m.search("finish the marathon", "g1", limit=3, neighbours=0)
     assert none.context == {}
+
+
+async def test_center_node_orders_by_hops_touching_then_one_away_then_the_rest(open_memory):
+    script = {**SCRIPT, "Elena knows Mira": rel("Elena", "person", "KNOWS", "Mira", "person",
+                                                "Elena knows Mira from work")}
+    m = await open_memory(extractor=ScriptedExtractor(script))
+    for i, text in enumerate(["Orion stores data in MySQL", "I work on Orion", "Ravi knows Elena",
+                              "Elena knows Mira"]):
+        await m.add_messages("g1", [{"content": text, "role_type": "user", "timestamp": T0 + timedelta(days=i)}])
+    ents = {e.name: e.id for e in await m.list_entities("g1")}
+    ravi = await m.search("who knows whom", "g1", center_node_id=ents["Ravi"], limit=10)
+    texts = [f.fact.fact for f in ravi.facts]
+    assert texts[:2] == ["Ravi knows Elena from school", "Elena knows Mira from work"], texts
+    assert set(texts[2:]) == {"Orion stores its data in MySQL", "The user works on Orion"}
+    mira = await m.search("who knows whom", "g1", center_node_id=ents["Mira"], limit=10)
+    assert [f.fact.fact for f in mira.facts][:2] == ["Elena knows Mira from work", "Ravi knows Elena from school"]
+    assert not ravi.is_empty()
+    assert (await m.search("zebra quantum unicorn", "nobody")).is_empty()
