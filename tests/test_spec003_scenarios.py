@@ -103,3 +103,16 @@ async def test_story4_sources_are_cited_and_a_retraction_is_a_soft_delete(mem):
     assert not uses.is_current() and uses.invalid_at == T0 + timedelta(hours=1) and uses.expired_at is not None
     assert [f.type for f in await mem.list_facts("u4") if f.id == uses.id] == []
     assert "ended_by" in uses.attributes
+
+
+async def test_sc002_a_group_cannot_link_to_another_groups_messages(open_memory):
+    from scripted import ScriptedExtractor
+
+    ext = ScriptedExtractor()
+    m = await open_memory(extractor=ext)
+    (theirs,) = await m.add_messages("owner", [{"content": "a private note", "role_type": "user", "timestamp": T0}])
+    # naming another group's message as context gives no context (it is not found in this group)
+    await m.add_messages("intruder", [{"content": "hello", "role_type": "user", "timestamp": T0}],
+                         previous_episode_ids=[theirs.episode.id])
+    assert ext.calls[-1][1].previous_episodes == []
+    assert await m.get_episodes("intruder", ids=[theirs.episode.id]) == []
