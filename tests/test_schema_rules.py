@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from loregraph.errors import Violation
-from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
+from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, Mention
 from loregraph.schema import Schema, SchemaError
 
 DOC = {
@@ -98,14 +98,20 @@ def test_every_delta_violation_is_listed_exactly(schema):
              Fact(group_id="g", source_id=ada.id, target_id=rome.id, type="FLIES_TO", fact="f", valid_at=T),
              Fact(group_id="g", source_id="ghost-1", target_id="ghost-2", type="KNOWS", fact="f", valid_at=T),
              Fact(group_id="g", source_id=rome.id, target_id=ada.id, type="LIVES_IN", fact="f", valid_at=T,
-                  invalid_at=datetime(2024, 1, 1, tzinfo=UTC))]
+                  invalid_at=datetime(2024, 1, 1, tzinfo=UTC)),
+             Fact(group_id="g", source_id=ada.id, target_id=ada.id, type="KNOWS", fact="f", valid_at=T,
+                  invalid_at=T, attributes={"colour": "red"})]  # ending the moment it starts is allowed
+    bad.append(Entity(group_id="g", name="Z", type="place", attributes={"colour": "red"}))
     ep = Episode(group_id="other", name="e", content="c", valid_at=T)
-    delta = GraphDelta(group_id="g", entities=[ada, rome, *bad], facts=facts, episodes=[ep])
+    mention = Mention(group_id="other", episode_id=ep.id, entity_id=ada.id)
+    delta = GraphDelta(group_id="g", entities=[ada, rome, *bad], facts=facts, episodes=[ep], mentions=[mention])
     f = facts
     assert schema.validate_delta(delta) == [
         Violation("entities[2]", "group_id", "must equal the delta's group_id", bad[0].id),
         Violation("entities[3]", "type", "unknown node type 'planet'", bad[1].id),
         Violation("entities[4]", "name", "must not be empty", bad[2].id),
+        Violation("entities[5]", "attributes.colour", "property not defined for type 'place' or its ancestors",
+                  bad[3].id),
         Violation("facts[1]", "group_id", "must equal the delta's group_id", f[1].id),
         Violation("facts[1]", "attributes.weight", "must be of type number", f[1].id),
         Violation("facts[2]", "type", "unknown edge type 'FLIES_TO'", f[2].id),
@@ -113,7 +119,10 @@ def test_every_delta_violation_is_listed_exactly(schema):
         Violation("facts[3]", "target_id", "entity ghost-2 not found in group", f[3].id),
         Violation("facts[4]", "type", "no edge rule allows place -[LIVES_IN]-> person", f[4].id),
         Violation("facts[4]", "invalid_at", "must not be before valid_at", f[4].id),
+        Violation("facts[5]", "attributes.colour", "property not defined for type 'KNOWS' or its ancestors",
+                  f[5].id),
         Violation("episodes[0]", "group_id", "must equal the delta's group_id", ep.id),
+        Violation("mentions[0]", "group_id", "must equal the delta's group_id", getattr(mention, "id", None)),
     ]
     # endpoints stored earlier are looked up, only for the ids the delta lacks
     asked: list[set[str]] = []
@@ -134,6 +143,13 @@ def test_entity_type_settings_name_the_position_and_the_rule(schema):
     assert schema.validate_entity_types(None, ["place", "comet"]) == [
         Violation("excluded_entity_types", "[1]", "'comet' is not one of the entity types in use")]
     assert schema.validate_entity_types(None, None) == []
+
+
+def test_the_shipped_schemas_load():
+    assert {"person", "project", "tool"} <= set(Schema.default().node_types)
+    knowledge = Schema.knowledge()
+    assert {"universe", "person", "friend"} <= set(knowledge.node_types)
+    assert knowledge.label_chain("friend") == ["Entity", "Person", "Friend"]
 
 
 def test_schema_files_are_read_as_utf8_and_a_missing_one_is_named(tmp_path):
