@@ -5,6 +5,7 @@
 #   scripts/mutation.sh auth|schema|ingest|search|store-sql     run one module (resumes where it stopped)
 #   scripts/mutation.sh MODULE --fresh                          start that module again from scratch
 #   scripts/mutation.sh MODULE --show                           the summary of the last run, no new run
+#   scripts/mutation.sh MODULE --survivors                      test the last run's survivors again (after new tests)
 #   MUTATION_WORKERS=2 scripts/mutation.sh ...                  more worker processes (default 1)
 #
 # Each module runs in its own copy of src/ and tests/ under .mutation/MODULE (git-ignored) with only the test
@@ -26,7 +27,7 @@ case "$MODULE" in
   search)    MUTATE='src/loregraph/search/*'
              TESTS='tests/test_search.py tests/test_ranking.py tests/test_semantics.py tests/test_isolation.py tests/test_grpc.py' ;;
   store-sql) MUTATE='src/loregraph/store/sql.py'
-             TESTS='tests/test_store.py tests/test_store_blocks.py tests/test_store_integrity.py tests/test_isolation.py tests/test_time_and_rules.py tests/test_store_tenant_ids.py' ;;
+             TESTS='tests/test_store.py tests/test_store_blocks.py tests/test_store_integrity.py tests/test_isolation.py tests/test_time_and_rules.py tests/test_store_tenant_ids.py tests/test_store_deletes.py tests/test_documents.py' ;;
   *) echo "unknown module '$MODULE' (auth, schema, ingest, search, store-sql)" >&2; exit 2 ;;
 esac
 
@@ -61,7 +62,20 @@ EOF
   # the tests import loregraph from mutants/src (mutmut puts it first in the test process); servers a test
   # starts as subprocesses run the unmutated copy, so only in-process tests kill mutants
   export PYTHONPATH=$WORK/src:$WORK/tests HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
-  "$PY" -m mutmut run --max-children "${MUTATION_WORKERS:-1}" || echo "(mutmut run stopped: status $?)"
+  NAMES=()
+  if [ "$MODE" = "--survivors" ]; then
+    mapfile -t NAMES < <("$PY" - <<'EOF'
+import json, pathlib
+from mutmut.stats import status_by_exit_code
+for meta in sorted(pathlib.Path("mutants").rglob("*.meta")):
+    for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
+        if status_by_exit_code[code] in ("survived", "no tests", "suspicious"):
+            print(name)
+EOF
+)
+    echo "testing ${#NAMES[@]} survivor(s) again"
+  fi
+  "$PY" -m mutmut run --max-children "${MUTATION_WORKERS:-1}" "${NAMES[@]}" || echo "(mutmut run stopped: status $?)"
 fi
 
 cd "$WORK"
