@@ -183,3 +183,40 @@ async def test_center_node_orders_by_hops_touching_then_one_away_then_the_rest(o
     assert [f.fact.fact for f in mira.facts][:2] == ["Elena knows Mira from work", "Ravi knows Elena from school"]
     assert not ravi.is_empty()
     assert (await m.search("zebra quantum unicorn", "nobody")).is_empty()
+
+
+def test_entity_candidate_name_and_block_scores():
+    from loregraph.search.candidates import combined_score, name_similarity, normalize, weighted_similarity
+
+    assert name_similarity("", "postgres") == 0.0 and name_similarity("postgres", "") == 0.0
+    assert name_similarity("postgres", "postgres") == 1.0
+    assert name_similarity("postgres", "postgresql") == pytest.approx(16 / 18)
+    assert name_similarity("abcde", "abcxy") == pytest.approx(0.6)  # exactly the threshold counts
+    assert name_similarity("abcdef", "fedcba") == 0.0  # same letters, little in order: below the threshold
+    assert name_similarity("redis", "kafka") == 0.0
+    assert weighted_similarity(0.8, 0) == pytest.approx(0.8) and weighted_similarity(0.8, 1) == pytest.approx(0.4)
+    assert weighted_similarity(0.9, 2) == pytest.approx(0.3)
+    assert combined_score(1.0, 0.0) == pytest.approx(0.55) and combined_score(0.0, 1.0) == pytest.approx(0.45)
+    assert normalize("  Ｐｏｓｔｇｒｅｓ\x00SQL  ") == normalize("postgres sql")
+
+
+async def test_entity_candidate_requests_are_checked_naming_the_field(open_memory):
+    from loregraph.errors import InvalidInputError
+
+    m = await open_memory()
+    ask = m.find_entity_candidates
+    with pytest.raises(InvalidInputError) as e:
+        await ask("g", names=["  "], user_id="u")
+    assert str(e.value) == ("names / short_description: at least one non-empty name or a non-empty "
+                            "short_description is required")
+    with pytest.raises(InvalidInputError) as e:
+        await ask("g", names=["Ada"], user_id=" ")
+    assert str(e.value) == "user_id: required (candidates are scoped to the requester)"
+    with pytest.raises(InvalidInputError) as e:
+        await ask("g", names=["Ada"], user_id="u", limit=-1)
+    assert str(e.value) == "limit: must not be negative (got -1)"
+    with pytest.raises(InvalidInputError) as e:
+        await ask("g", names=["Ada"], user_id="u", potential_type_ids=["node.person", "person"])
+    assert str(e.value) == "potential_type_ids[1]: unknown entity type 'person'"
+    assert await ask("g", names=["Ada"], user_id="u", limit=0) == []  # 0: the default limit
+    assert await ask("g", names=["Ada"], user_id="u", potential_type_ids=["node.person"]) == []
