@@ -5,7 +5,8 @@
 #   scripts/mutation.sh auth|schema|ingest|search|store-sql     run one module (resumes where it stopped)
 #   scripts/mutation.sh MODULE --fresh                          start that module again from scratch
 #   scripts/mutation.sh MODULE --show                           the summary of the last run, no new run
-#   scripts/mutation.sh MODULE --survivors                      test the last run's survivors again (after new tests)
+#   scripts/mutation.sh MODULE --survivors [TEXT]               test the last run's survivors again (after new
+#                                                               tests), only those whose name contains TEXT if given
 #   MUTATION_WORKERS=2 scripts/mutation.sh ...                  more worker processes (default 1)
 #
 # Each module runs in its own copy of src/ and tests/ under .mutation/MODULE (git-ignored) with only the test
@@ -16,6 +17,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 MODULE=${1:?usage: scripts/mutation.sh auth|schema|ingest|search|store-sql [--fresh|--show]}
 MODE=${2:-}
+ONLY=${3:-}
 
 case "$MODULE" in
   auth)      MUTATE='src/loregraph/api/rest/auth.py'
@@ -64,12 +66,12 @@ EOF
   export PYTHONPATH=$WORK/src:$WORK/tests HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
   NAMES=()
   if [ "$MODE" = "--survivors" ]; then
-    mapfile -t NAMES < <("$PY" - <<'EOF'
-import json, pathlib
+    mapfile -t NAMES < <("$PY" - "$ONLY" <<'EOF'
+import json, pathlib, sys
 from mutmut.stats import status_by_exit_code
 for meta in sorted(pathlib.Path("mutants").rglob("*.meta")):
     for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
-        if status_by_exit_code[code] in ("survived", "no tests", "suspicious"):
+        if status_by_exit_code[code] in ("survived", "no tests", "suspicious") and sys.argv[1] in name:
             print(name)
 EOF
 )
