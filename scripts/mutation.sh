@@ -77,7 +77,7 @@ EOF
 )
     echo "testing ${#NAMES[@]} survivor(s) again"
   fi
-  "$PY" -m mutmut run --max-children "${MUTATION_WORKERS:-1}" "${NAMES[@]}" || echo "(mutmut run stopped: status $?)"
+  [ "$MODE" = "--survivors" ] && [ ${#NAMES[@]} -eq 0 ] || "$PY" -m mutmut run --max-children "${MUTATION_WORKERS:-1}" "${NAMES[@]}" || echo "(mutmut run stopped: status $?)"
 fi
 
 cd "$WORK"
