@@ -1,11 +1,11 @@
 """A small web site served on 127.0.0.1 for the document tests: pages with navigation, headers and footers, links
 (same site, another host, a redirect to a private address, an image), a sitemap, a robots.txt that forbids
-/private/, and a slow page. ``requests`` records every path asked for."""
+/private/, and a slow page (it answers once ``slow_gate`` is set; set by default). ``requests`` records every path
+asked for."""
 
 from __future__ import annotations
 
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 NAV = ('<nav><a href="/">Home</a> <a href="/docs/a">Docs A</a> <a href="/docs/b">Docs B</a> '
@@ -35,6 +35,8 @@ SECRET = "<p>The private launch codes of the Orion project are kept here and mus
 class Site:
     def __init__(self) -> None:
         self.requests: list[str] = []
+        self.slow_gate = threading.Event()
+        self.slow_gate.set()
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -69,7 +71,7 @@ class Site:
                 if self.path == "/redirect-home":
                     return self._redirect("/")
                 if self.path == "/slow":
-                    time.sleep(1.5)
+                    site.slow_gate.wait(60)
                     return self._send("text/html", page("Slow", "<p>A slow page about Orion latency budgets.</p>"))
                 if self.path not in routes:
                     self.send_response(404)

@@ -117,10 +117,18 @@ async def test_ssrf_guard_schemes_and_content_types(mem, site):
 
 
 async def test_identical_concurrent_requests_are_refused(mem, site):
+    site.slow_gate.clear()  # the slow page answers only when the test says so
+    asked = site.requests.count("/slow")
     first = asyncio.create_task(mem.ingest_url("alice", site.url + "/slow", "web"))
-    await asyncio.sleep(0.3)
-    with pytest.raises(ConflictError, match="identical ingest_url request is running"):
-        await mem.ingest_url("alice", site.url + "/slow", "web")
+    try:
+        deadline = asyncio.get_running_loop().time() + 30
+        while site.requests.count("/slow") == asked:  # the first request is fetching the page now
+            assert not first.done() and asyncio.get_running_loop().time() < deadline, "the page was never asked for"
+            await asyncio.sleep(0.01)
+        with pytest.raises(ConflictError, match="identical ingest_url request is running"):
+            await mem.ingest_url("alice", site.url + "/slow", "web")
+    finally:
+        site.slow_gate.set()
     assert (await first)["pages_ingested"] == 1
     # once finished, the same request may run again (a duplicate title then, reported)
     assert (await mem.ingest_url("alice", site.url + "/slow", "web"))["errors"]

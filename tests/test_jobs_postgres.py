@@ -138,13 +138,8 @@ async def test_two_workers_in_one_process_drain_the_queue_in_group_order(pg_db, 
             q1.enqueue(g, [message_payload(g, contents[i])])
     assert await w1.start() and await w2.start()  # no file lock: both run
     try:
-        import asyncio
-
-        for _ in range(600):
-            if q1.counts() == {"pending": 0, "running": 0, "done": 32, "failed": 0}:
-                break
-            await asyncio.sleep(0.05)
-        assert q1.counts()["done"] == 32
+        await async_wait_until(lambda: q1.counts() == {"pending": 0, "running": 0, "done": 32, "failed": 0}, 60,
+                               "the 32 jobs to be done")
     finally:
         await w1.stop()
         await w2.stop()
@@ -179,12 +174,13 @@ def listener_pids(url: str) -> list[int]:
                                        "AND application_name = %s", (LISTENER_APP_NAME,))]
 
 
-async def enqueue_and_time(producer: PostgresJobQueue, group: str, content: str) -> float:
-    """Enqueue one job on ``producer`` (not the worker's queue: nothing calls ``Worker.wake``); seconds until done."""
-    t0 = time.monotonic()
+async def enqueue_to_idle_worker(worker: Worker, producer: PostgresJobQueue, group: str, content: str) -> None:
+    """Enqueue one job on ``producer`` (not the worker's queue: nothing calls ``Worker.wake``) while ``worker``
+    waits idle; it must be done well before the worker's next poll (only a notification can wake it that soon),
+    and the worker idle again afterwards."""
     (job_id,) = producer.enqueue(group, [message_payload(group, content)])
     await async_wait_until(lambda: producer.get(job_id).status == "done", PROMPT_S, f"job {job_id} to be done")
-    return time.monotonic() - t0
+    await async_wait_until(lambda: worker.idle, PROMPT_S, "the worker to wait again")
 
 
 async def idle_listening_worker(pg_db: str, embedder: Any) -> tuple[Any, Worker, PostgresJobQueue]:
@@ -196,7 +192,8 @@ async def idle_listening_worker(pg_db: str, embedder: Any) -> tuple[Any, Worker,
     assert await worker.start()
     await async_wait_until(lambda: worker.listener is not None and worker.listener.listening, PROMPT_S,
                            "the worker to listen")
-    await asyncio.sleep(1.0)  # the claim woken by the listener's start found nothing: the worker waits now
+    # the claim woken by the listener's start found nothing: the worker waits now
+    await async_wait_until(lambda: worker.idle, PROMPT_S, "the worker to wait")
     return m, worker, PostgresJobQueue(pg_db)
 
 
@@ -212,8 +209,7 @@ async def test_a_job_enqueued_by_another_connection_wakes_an_idle_worker_at_once
     try:
         assert listener_pids(pg_db) == [worker.listener.backend_pid]
         for i in range(3):  # each time the worker is idle again before the next job comes
-            assert await enqueue_and_time(producer, "wake", f"I use Wake{i} every day.") < PROMPT_S
-            await asyncio.sleep(0.5)
+            await enqueue_to_idle_worker(worker, producer, "wake", f"I use Wake{i} every day.")
         assert worker.processed == 3
     finally:
         await stop_idle_listening_worker(m, worker, producer)
@@ -225,16 +221,15 @@ async def test_the_listener_reconnects_after_its_connection_is_terminated(pg_db,
     caplog.set_level(logging.WARNING, logger="loregraph.jobs")
     m, worker, producer = await idle_listening_worker(pg_db, embedder)
     try:
-        assert await enqueue_and_time(producer, "re", "I use Before every day.") < PROMPT_S
+        await enqueue_to_idle_worker(worker, producer, "re", "I use Before every day.")
         pid = worker.listener.backend_pid
         assert pg_rows(pg_db, "SELECT pg_terminate_backend(%s)", (pid,)) == [(True,)]
         await async_wait_until(lambda: worker.listener.listening and worker.listener.backend_pid != pid, PROMPT_S,
                                "the listener to reconnect")
         assert listener_pids(pg_db) == [worker.listener.backend_pid] and worker.listener.reconnects == 1
-        await asyncio.sleep(1.0)  # idle again after the catch-up claim of the reconnect
+        await async_wait_until(lambda: worker.idle, PROMPT_S, "the worker to wait after the catch-up claim")
         for i in range(2):
-            assert await enqueue_and_time(producer, "re", f"I use After{i} every day.") < PROMPT_S
-            await asyncio.sleep(0.5)
+            await enqueue_to_idle_worker(worker, producer, "re", f"I use After{i} every day.")
         assert worker.processed == 3
     finally:
         await stop_idle_listening_worker(m, worker, producer)

@@ -4,7 +4,6 @@ structured output and its fallbacks, retry once with backoff, truncation recover
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -205,28 +204,42 @@ def test_token_bucket_waits():
     assert b.reserve(1) > 0
 
 
+class ManualClock:
+    """The governor's clock and sleep: sleeping moves the clock on, nothing else does (no wall-clock timing)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
 def test_requests_per_minute_limit_spaces_calls(server):
-    gov = LLMGovernor(concurrency=4, requests_per_minute=600, burst_seconds=0.1)  # 10/s, no burst
+    clock = ManualClock()
+    gov = LLMGovernor(concurrency=4, requests_per_minute=600, burst_seconds=0.1, sleep=clock.sleep,
+                      clock=clock)  # 10/s, no burst
     c = LLMClient(LLMConfig(model="scripted", base_url=server.base_url), governor=gov, metrics=LLMMetrics())
-    t0 = time.monotonic()
     for _ in range(5):
         c.complete_json(MSGS, SCHEMA)
-    assert time.monotonic() - t0 >= 0.38
-    times = [x.at for x in server.calls]
-    assert times[-1] - times[0] >= 0.35  # 4 gaps of ~0.1 s at the server
-    assert c.metrics.snapshot()["rate_limit_wait_ms"] > 0
+    assert clock.slept == pytest.approx([0.1] * 4)  # the first call at once, then one every 0.1 s
+    assert len(server.calls) == 5 and c.metrics.snapshot()["rate_limit_wait_ms"] == 400
 
 
 def test_tokens_per_minute_limit(server):
     # ~530 tokens per request at 60k tokens/min (1k/s) with a 0.6 s burst: the 2nd and 3rd requests wait
-    gov = LLMGovernor(concurrency=4, tokens_per_minute=60000, burst_seconds=0.6)
+    clock = ManualClock()
+    gov = LLMGovernor(concurrency=4, tokens_per_minute=60000, burst_seconds=0.6, sleep=clock.sleep, clock=clock)
     c = LLMClient(LLMConfig(model="scripted", base_url=server.base_url, max_tokens=40), governor=gov,
                   metrics=LLMMetrics())
     long = [{"role": "user", "content": "<message>\nhello " + "x" * 2000 + "\n</message>"}]
-    t0 = time.monotonic()
     for _ in range(3):
         c.complete_json(long, SCHEMA)
-    assert time.monotonic() - t0 >= 0.8
+    assert len(clock.slept) == 2 and all(w > 0.3 for w in clock.slept), clock.slept
     assert all(x.prompt_tokens > 500 for x in server.calls)
 
 
@@ -267,9 +280,7 @@ def test_500_naming_response_format_is_a_refusal_not_a_transient_error(server):
     retry and no backoff; JSON mode then carries the schema; the mode is remembered for base_url+model."""
     server.reject_modes, server.reject_status, server.schema_forms = {"json_schema"}, 500, {"response_format"}
     c = client(server, retry_backoff=5.0)  # a retry would take 5 s
-    t0 = time.monotonic()
     res = c.complete_json(MSGS, SCHEMA)
-    assert time.monotonic() - t0 < 2.0
     assert res.data == ANSWER and res.mode == "json_object"
     assert [x.status for x in server.calls] == [500, 200] and kinds(server) == ["json_schema", "json_object"]
     assert "response_format" in str(server.calls[0].body) and server.calls[1].schema == SCHEMA

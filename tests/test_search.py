@@ -169,3 +169,59 @@ async def test_evidence_keeps_the_best_turns_neighbours_next_to_it(open_memory):
     assert [e.content.split(": ", 1)[1] for e in default.context[best.id]] == turns[1:3]
     none = await m.search("finish the marathon", "g1", limit=3, neighbours=0)
     assert none.context == {}
+
+
+async def test_center_node_orders_by_hops_touching_then_one_away_then_the_rest(open_memory):
+    script = {**SCRIPT, "Elena knows Mira": rel("Elena", "person", "KNOWS", "Mira", "person",
+                                                "Elena knows Mira from work")}
+    m = await open_memory(extractor=ScriptedExtractor(script))
+    for i, text in enumerate(["Orion stores data in MySQL", "I work on Orion", "Ravi knows Elena",
+                              "Elena knows Mira"]):
+        await m.add_messages("g1", [{"content": text, "role_type": "user", "timestamp": T0 + timedelta(days=i)}])
+    ents = {e.name: e.id for e in await m.list_entities("g1")}
+    # a query the Orion facts match best: only the center node can lift the KNOWS facts above them
+    ravi = await m.search("Where does Orion store its data?", "g1", center_node_id=ents["Ravi"], limit=10)
+    texts = [f.fact.fact for f in ravi.facts]
+    assert texts[:2] == ["Ravi knows Elena from school", "Elena knows Mira from work"], texts
+    assert texts[2:] == ["Orion stores its data in MySQL", "The user works on Orion"], texts  # then by score
+    mira = await m.search("Where does Orion store its data?", "g1", center_node_id=ents["Mira"], limit=10)
+    assert [f.fact.fact for f in mira.facts][:2] == ["Elena knows Mira from work", "Ravi knows Elena from school"]
+    assert not ravi.is_empty()
+    assert (await m.search("zebra quantum unicorn", "nobody")).is_empty()
+
+
+def test_entity_candidate_name_and_block_scores():
+    from loregraph.search.candidates import combined_score, name_similarity, normalize, weighted_similarity
+
+    assert name_similarity("", "postgres") == 0.0 and name_similarity("postgres", "") == 0.0
+    assert name_similarity("postgres", "postgres") == 1.0
+    assert name_similarity("postgres", "postgresql") == pytest.approx(16 / 18)
+    assert name_similarity("abcde", "abcxy") == pytest.approx(0.6)  # exactly the threshold counts
+    assert name_similarity("abcdef", "fedcba") == 0.0  # same letters, little in order: below the threshold
+    assert name_similarity("redis", "kafka") == 0.0
+    assert weighted_similarity(0.8, 0) == pytest.approx(0.8) and weighted_similarity(0.8, 1) == pytest.approx(0.4)
+    assert weighted_similarity(0.9, 2) == pytest.approx(0.3)
+    assert combined_score(1.0, 0.0) == pytest.approx(0.55) and combined_score(0.0, 1.0) == pytest.approx(0.45)
+    assert normalize("  Ｐｏｓｔｇｒｅｓ\x00SQL  ") == normalize("postgres sql")
+
+
+async def test_entity_candidate_requests_are_checked_naming_the_field(open_memory):
+    from loregraph.errors import InvalidInputError
+
+    m = await open_memory()
+    ask = m.find_entity_candidates
+    with pytest.raises(InvalidInputError) as e:
+        await ask("g", names=["  "], user_id="u")
+    assert str(e.value) == ("names / short_description: at least one non-empty name or a non-empty "
+                            "short_description is required")
+    with pytest.raises(InvalidInputError) as e:
+        await ask("g", names=["Ada"], user_id=" ")
+    assert str(e.value) == "user_id: required (candidates are scoped to the requester)"
+    with pytest.raises(InvalidInputError) as e:
+        await ask("g", names=["Ada"], user_id="u", limit=-1)
+    assert str(e.value) == "limit: must not be negative (got -1)"
+    with pytest.raises(InvalidInputError) as e:
+        await ask("g", names=["Ada"], user_id="u", potential_type_ids=["node.person", "person"])
+    assert str(e.value) == "potential_type_ids[1]: unknown entity type 'person'"
+    assert await ask("g", names=["Ada"], user_id="u", limit=0) == []  # 0: the default limit
+    assert await ask("g", names=["Ada"], user_id="u", potential_type_ids=["node.person"]) == []

@@ -108,6 +108,7 @@ class Worker:
         self._wake = asyncio.Event()
         self._stop_event = asyncio.Event()
         self._stopping = False
+        self._waiting = False
         self._task: asyncio.Task[None] | None = None
         self._lock = _WorkerLock(queue.single_worker_lock)
         self.processed = 0
@@ -135,6 +136,12 @@ class Worker:
             self.listener.start()
         self._task = asyncio.create_task(self._loop(), name="loregraph-worker")
         return True
+
+    @property
+    def idle(self) -> bool:
+        """The loop found no job and waits for a wake-up (none is pending): a job enqueued now is picked up only
+        through a notification or the next poll."""
+        return self._waiting and not self._wake.is_set() and self.running
 
     def _idle_wait_s(self) -> float:
         """How long an idle worker waits for a wake-up before it looks at the queue again."""
@@ -180,8 +187,12 @@ class Worker:
                 log.error("worker: cannot claim a job (%s); retrying in %.1f s", type(exc).__name__, wait_s)
                 claimed = None
             if claimed is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), wait_s)
+                self._waiting = True
+                try:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), wait_s)
+                finally:
+                    self._waiting = False
                 continue
             job, remaining = claimed
             log.info("job %s picked up: group=%s attempt=%d queue_remaining=%d", job.id, job.group_id,

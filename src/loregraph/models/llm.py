@@ -251,8 +251,9 @@ class LLMGovernor:
 
     def __init__(self, concurrency: int = 4, requests_per_minute: float | None = None,
                  tokens_per_minute: float | None = None, burst_seconds: float | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
         self._sleep = sleep
+        self._clock = clock
         self.configure(concurrency, requests_per_minute, tokens_per_minute, burst_seconds)
 
     def configure(self, concurrency: int = 4, requests_per_minute: float | None = None,
@@ -266,7 +267,7 @@ class LLMGovernor:
             if not per_minute:
                 return None
             burst = None if burst_seconds is None else max(1.0, per_minute * burst_seconds / 60.0)
-            return TokenBucket(per_minute, burst)
+            return TokenBucket(per_minute, burst, clock=self._clock)
 
         self.concurrency = concurrency
         self.requests_per_minute = requests_per_minute

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Mutation testing (mutmut) of one module: plants small bugs in its code one at a time and runs the tests that
+# reach the mutated function; a mutant no test notices "survives". Not part of CI (too slow on two cores).
+#
+#   scripts/mutation.sh auth|schema|ingest|search|store-sql     run one module (resumes where it stopped)
+#   scripts/mutation.sh MODULE --fresh                          start that module again from scratch
+#   scripts/mutation.sh MODULE --show                           the summary of the last run, no new run
+#   scripts/mutation.sh MODULE --survivors [TEXT]               test the last run's survivors again (after new
+#                                                               tests), only those whose name contains TEXT if given
+#   MUTATION_WORKERS=2 scripts/mutation.sh ...                  more worker processes (default 1)
+#
+# Each module runs in its own copy of src/ and tests/ under .mutation/MODULE (git-ignored) with only the test
+# files listed below, so runs of different modules do not share state. Prints killed / total and the survivors;
+# `cd .mutation/MODULE && mutmut show NAME` prints the diff of one survivor.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+MODULE=${1:?usage: scripts/mutation.sh auth|schema|ingest|search|store-sql [--fresh|--show]}
+MODE=${2:-}
+ONLY=${3:-}
+
+case "$MODULE" in
+  auth)      MUTATE='src/loregraph/api/rest/auth.py'
+             TESTS='tests/test_auth_keys.py tests/test_rest_auth.py' ;;
+  schema)    MUTATE='src/loregraph/schema/*'
+             TESTS='tests/test_schema_rules.py tests/test_schema.py tests/test_knowledge_schema.py' ;;
+  ingest)    MUTATE='src/loregraph/ingest/*'
+             TESTS='tests/test_pipeline.py tests/test_semantics.py tests/test_time_and_rules.py tests/test_turns.py tests/test_grpc.py' ;;
+  search)    MUTATE='src/loregraph/search/*'
+             TESTS='tests/test_search.py tests/test_ranking.py tests/test_semantics.py tests/test_isolation.py tests/test_grpc.py' ;;
+  store-sql) MUTATE='src/loregraph/store/sql.py'
+             TESTS='tests/test_store.py tests/test_store_blocks.py tests/test_store_integrity.py tests/test_isolation.py tests/test_time_and_rules.py tests/test_store_tenant_ids.py' ;;
+  *) echo "unknown module '$MODULE' (auth, schema, ingest, search, store-sql)" >&2; exit 2 ;;
+esac
+
+PY=${PYTHON:-$ROOT/.venv/bin/python}
+[ -x "$PY" ] || PY=python3
+"$PY" -c 'import mutmut' 2>/dev/null || { echo "mutmut is missing: pip install -e '.[mutation]'" >&2; exit 2; }
+
+WORK=$ROOT/.mutation/$MODULE
+if [ "$MODE" = "--fresh" ]; then rm -rf "$WORK"; fi
+if [ "$MODE" != "--show" ]; then
+  mkdir -p "$WORK"
+  # a fresh copy of the code and the tests; mutmut keeps its results under $WORK/mutants and re-tests only
+  # the functions whose code changed since the last run
+  rm -rf "$WORK/src" "$WORK/tests"
+  cp -a "$ROOT/src" "$ROOT/tests" "$WORK/"
+  "$PY" - "$ROOT/pyproject.toml" "$WORK/pyproject.toml" "$MUTATE" $TESTS <<'EOF'
+import re, sys
+src, dst, mutate, *tests = sys.argv[1:]
+text = open(src).read()
+text = re.sub(r"(?ms)^\[tool\.mutmut\].*?(?=^\[|\Z)", "", text)
+quoted = lambda xs: "[" + ", ".join(f'"{x}"' for x in xs) + "]"
+text += f"""
+[tool.mutmut]
+source_paths = ["src/loregraph"]
+only_mutate = {quoted([mutate])}
+pytest_add_cli_args_test_selection = {quoted(tests)}
+pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]
+"""
+open(dst, "w").write(text)
+EOF
+  cd "$WORK"
+  # the tests import loregraph from mutants/src (mutmut puts it first in the test process); servers a test
+  # starts as subprocesses run the unmutated copy, so only in-process tests kill mutants
+  export PYTHONPATH=$WORK/src:$WORK/tests HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
+  NAMES=()
+  if [ "$MODE" = "--survivors" ]; then
+    mapfile -t NAMES < <("$PY" - "$ONLY" <<'EOF'
+import json, pathlib, sys
+from mutmut.stats import status_by_exit_code
+for meta in sorted(pathlib.Path("mutants").rglob("*.meta")):
+    for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
+        if status_by_exit_code[code] in ("survived", "no tests", "suspicious") and sys.argv[1] in name:
+            print(name)
+EOF
+)
+    echo "testing ${#NAMES[@]} survivor(s) again"
+  fi
+  [ "$MODE" = "--survivors" ] && [ ${#NAMES[@]} -eq 0 ] || "$PY" -m mutmut run --max-children "${MUTATION_WORKERS:-1}" "${NAMES[@]}" || echo "(mutmut run stopped: status $?)"
+fi
+
+cd "$WORK"
+"$PY" - <<'EOF'
+import json, pathlib
+from mutmut.stats import status_by_exit_code
+KILLED = {"killed", "timeout", "caught by type check", "segfault"}
+NOT_RUN = {"not checked", "check was interrupted by user", "skipped"}
+counts, survivors = {}, []
+for meta in sorted(pathlib.Path("mutants").rglob("*.meta")):
+    for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
+        status = status_by_exit_code[code]
+        counts[status] = counts.get(status, 0) + 1
+        if status not in KILLED | NOT_RUN:
+            survivors.append(f"{status:10} {name}")
+ran = sum(n for s, n in counts.items() if s not in NOT_RUN)
+killed = sum(n for s, n in counts.items() if s in KILLED)
+print("\n".join(survivors))
+print(json.dumps(counts, sort_keys=True))
+print(f"mutation score: {killed} killed / {ran} run ({100 * killed / max(ran, 1):.1f}%); "
+      f"{sum(counts.get(s, 0) for s in NOT_RUN)} not run")
+EOF
