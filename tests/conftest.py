@@ -191,3 +191,17 @@ def _loop_running() -> bool:
         return True
     except RuntimeError:
         return False
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 12 MB tmpfs, to fill the disk under a database (mounting needs root, as CI has)."""
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root (CI runs as root)")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)

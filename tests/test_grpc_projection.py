@@ -5,7 +5,6 @@ a failed write overwrote get their previous vector and payload back, the new one
 from __future__ import annotations
 
 import os
-import subprocess
 
 import grpc
 import numpy as np
@@ -156,18 +155,6 @@ async def test_compensation_when_the_commit_itself_fails(run, db_url):
         conn.execute("INSERT INTO commit_probe VALUES (1, 999)")  # only checked when the transaction commits
 
     await _failed_commit_is_compensated(run, violate_at_commit)
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 12 MB tmpfs (mounting needs root, as CI has)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small file system needs root (CI runs as root)")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(mount)], check=True)
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.fixture

@@ -18,17 +18,6 @@ import pytest
 from rest_support import Server, job_counts, rows, wait_until
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small file system needs root (CI runs as root)")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(mount)], check=True)
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
 def fill(disk, leave: int = 0) -> os.PathLike:
     """Take every free byte of ``disk`` but ``leave``; returns the filler file (delete it to free the space)."""
     filler = disk / "filler"
