@@ -47,5 +47,6 @@ def test_bench_pg_vectors_small_scale(pg_url):
     partial = text[text.index("== 3."):text.index("== 2.")]
     recalls = [float(r) for r in re.findall(r"recall@10 ([\d.]+)", partial)]
     assert recalls and min(recalls) >= 0.9, partial
+    name = re.search(r"throw-away database: (\w+)", text).group(1)
     with psycopg.connect(pg_url) as c:
-        assert c.execute("SELECT 1 FROM pg_database WHERE datname = 'lg_vecbench'").fetchone() is None
+        assert c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None

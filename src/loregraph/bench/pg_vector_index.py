@@ -1,6 +1,6 @@
 """Group-filtered vector kNN on PostgreSQL + pgvector: exact scan vs HNSW (global or partial per group).
 
-Measures, in a throwaway database (``lg_vecbench``, dropped at the end), on tables shaped like the real
+Measures, in a throwaway database (``lg_vecbench_<pid>``, dropped at the end), on tables shaped like the real
 ``facts`` (``seq bigserial, group_id text, id text, embedding vector(384)``, btree on ``group_id``):
 
 1. exact kNN within one group (``WHERE group_id = $g ORDER BY embedding <=> $q LIMIT 10``) at group sizes
@@ -46,7 +46,7 @@ from psycopg.conninfo import make_conninfo
 from loregraph.bench.synthetic import TEMPLATES, World
 
 DIM = 384
-BENCH_DB = "lg_vecbench"
+BENCH_DB_PREFIX = "lg_vecbench"
 K = 10
 BUILD_MEM = "1GB"  # maintenance_work_mem for index builds (session only; the 100k graph must fit)
 
@@ -431,18 +431,20 @@ def bench(url: str, n_queries: int, scale: float, inserts: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--db", required=True, help="URL of a database to connect to (to create/drop lg_vecbench)")
+    ap.add_argument("--db", required=True, help="URL of a database to connect to (to create/drop lg_vecbench_<pid>)")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every group size (quick runs: 0.05)")
     ap.add_argument("--inserts", type=int, default=2000)
     args = ap.parse_args(argv)
+    name = f"{BENCH_DB_PREFIX}_{os.getpid()}"  # one per run: two runs on one server do not meet
+    print(f"throw-away database: {name}")
     admin = psycopg.connect(args.db, autocommit=True)
-    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(BENCH_DB)))
-    admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(BENCH_DB)))
+    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
-        bench(make_conninfo(args.db, dbname=BENCH_DB), args.queries, args.scale, args.inserts)
+        bench(make_conninfo(args.db, dbname=name), args.queries, args.scale, args.inserts)
     finally:
-        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(BENCH_DB)))
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         admin.close()
 
 

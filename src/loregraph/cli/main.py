@@ -481,7 +481,7 @@ def bench_search(facts: int = typer.Option(100000, min=100), queries: int = type
 
 @bench_app.command("pg-vectors")
 def bench_pg_vectors(db: str = typer.Option(..., help="postgresql://... of a server where a throw-away database "
-                                                      "lg_vecbench may be created and dropped"),
+                                                      "lg_vecbench_<pid> may be created and dropped"),
                      queries: int = typer.Option(200, min=10), scale: float = typer.Option(1.0, min=0.01,
                                                                                          help="multiply every "
                                                                                               "group size"),
