@@ -246,6 +246,29 @@ async def test_valid_at_and_the_phrase_reach_the_store(tmp_path, embedder) -> No
         await m.close()
 
 
+async def test_a_switch_with_a_time_word_ends_the_old_fact_when_the_new_one_begins(tmp_path, embedder) -> None:
+    """"We moved X from A to B last week": A ends when B begins (last week), not at the message time; as of a day
+    in between only B holds."""
+    from datetime import timedelta
+
+    from loregraph.memory import Memory, Message
+
+    m = await Memory.open(tmp_path / "m.db", embedder=embedder)
+    try:
+        first = Message(content="Our billing service Ledgerly runs on MySQL.", role_type="user",
+                        role="Rosa", timestamp=NOW - timedelta(days=60))
+        later = Message(content="We moved Ledgerly from MySQL to PostgreSQL last week.", role_type="user",
+                        role="Rosa", timestamp=NOW)
+        await m.add_messages("g", [first, later])
+        facts = await m.list_facts("g", current=False)
+        old = next(f for f in facts if f.fact == "Ledgerly uses MySQL")
+        new = next(f for f in facts if f.fact == "Ledgerly uses PostgreSQL")
+        assert new.valid_at is not None and new.valid_at.date() == (NOW - timedelta(days=7)).date()
+        assert old.invalid_at == new.valid_at
+    finally:
+        await m.close()
+
+
 # ---- the speaker is one node -------------------------------------------------------------------
 
 

@@ -45,6 +45,7 @@ class Collector:
     endings: list[ExtractedEnding] = field(default_factory=list)
     events: list[EndingEvent] = field(default_factory=list)
     clause_we: bool = False  # the clause being related speaks as "we"
+    clause_at: Any = None  # the time the clause being related names ("last week"), if any
     _rel_keys: set[tuple[str, str, str]] = field(default_factory=set)
     _end_keys: set[tuple[Any, ...]] = field(default_factory=set)
     _pairs: set[tuple[str, str]] = field(default_factory=set)
@@ -119,8 +120,9 @@ class Collector:
             return
         self._end_keys.add(key)
         self._pairs.add((sr, orf))
+        # "we moved X from A to B last week": the ending happened when the clause says, like its successor
         self.endings.append(ExtractedEnding(source=sr, type=rtype, target=orf, reason=reason,
-                                            at=at))  # a code, never raw message text
+                                            at=at if at is not None else self.clause_at))  # a code, never raw text
         if s is SPEAKER and rtype in (None, USES) and getattr(o, "type", "") in (TOOL, CONCEPT) \
                 and self.clause_we:
             self.events.append(SpeakerDropped(o))

@@ -117,12 +117,14 @@ class LocalExtractor:
             for cl in split_clauses(p, sent):
                 cl.question = question
                 cl.when = clause_time(doc, cl, sent_times)
+                p.out.clause_at = cl.when.when if cl.when is not None else None
                 analyse_clause(p, cl, prev)
                 relate(p, cl, prev)
                 relate_finished(p, cl)
                 if self._library is not None:
                     relate_by_meaning(p, cl, self._library)
                 prev = cl
+        p.out.clause_at = None
         for m in p.mentions:  # "Hey Nate, ...": the speaker knows the person they talk to
             if m.addressed and m.type == PERSON and m.ref and not m.is_speaker:
                 p.out.add(SPEAKER, KNOWS, m, None, 0.8, trace="rules: addressed by name")
