@@ -55,6 +55,6 @@ def test_no_test_hook_or_dead_code_in_the_store():
 
     source = "".join(inspect.getsource(m) for m in (inspect.getmodule(SQLStore), inspect.getmodule(SQLiteStore)))
     assert "fail_before_commit" not in source  # failures are injected with apply_hook or in the database
-    assert not hasattr(SQLStore, "embedding_model") and not hasattr(SQLStore, "duplicates_of")
+    assert not hasattr(SQLStore, "duplicates_of")  # (embedding_model is back: export names the vectors' model)
     assert "include_deleted" not in inspect.signature(SQLStore.get_entities).parameters
     assert "create" not in inspect.signature(SQLiteStore.__init__).parameters
