@@ -118,15 +118,24 @@ def test_memory_moves_in_and_out_of_citus(citus_db, tmp_path):
 
 
 # ---- a worker stopped and restarted mid-run ------------------------------------------------------------------
-def _pg_ctl(port: int, action: str) -> None:
-    data = Path("/tmp/citus-cluster") / f"n{port}"
-    if not data.exists():
-        pytest.skip(f"the worker on port {port} is not one of citus-setup.sh's nodes ({data} is absent)")
-    opts = (f"-c listen_addresses=127.0.0.1 -p {port} -k /tmp/citus-cluster -c shared_preload_libraries=citus "
+def _node_dirs(port: int) -> tuple[Path, str]:
+    """The data directory and socket directory of the running node on ``port`` (whatever dir citus-setup used)."""
+    try:
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/postgres", autocommit=True) as c:
+            data = c.execute("SHOW data_directory").fetchone()[0]
+            sockets = c.execute("SHOW unix_socket_directories").fetchone()[0]
+    except psycopg.Error as e:
+        pytest.skip(f"cannot ask the worker on port {port} for its data directory: {e}")
+    return Path(data), sockets.split(",")[0].strip()
+
+
+def _pg_ctl(port: int, action: str, dirs: tuple[Path, str]) -> None:
+    data, sockets = dirs
+    opts = (f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c shared_preload_libraries=citus "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
     cmd = ["/usr/lib/postgresql/15/bin/pg_ctl", "-D", str(data), "-w", "-m", "fast", action]
     if action == "start":
-        cmd += ["-l", f"/tmp/citus-cluster/n{port}.log", "-o", opts]
+        cmd += ["-l", str(data.parent / f"n{port}.log"), "-o", opts]
     subprocess.run(["runuser", "-u", "postgres", "--", *cmd], check=True, capture_output=True, timeout=120)
 
 
@@ -165,7 +174,8 @@ def test_a_worker_down_and_back_other_groups_keep_working_nothing_accepted_is_lo
     for g in on[up] + on[down]:
         i += 1
         assert write(g, i)
-    _pg_ctl(down, "stop")
+    dirs = _node_dirs(down)
+    _pg_ctl(down, "stop", dirs)
     try:
         for _ in range(3):
             for g in on[up]:
@@ -177,7 +187,7 @@ def test_a_worker_down_and_back_other_groups_keep_working_nothing_accepted_is_lo
         i += len(failed)
         assert not any(failed)  # refused with an error, not accepted
     finally:
-        _pg_ctl(down, "start")
+        _pg_ctl(down, "start", dirs)
     for g in on[down]:  # back: writes work again
         i += 1
         assert write(g, i)
