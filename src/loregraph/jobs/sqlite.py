@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from loregraph.errors import StoreError
+from loregraph.errors import StoreError, lock_timeout_error
 from loregraph.jobs.base import (
     FAILED_LIST_LIMIT,
     Job,
@@ -81,7 +81,13 @@ class SQLiteJobQueue(QueueMaintenance):
         checked at COMMIT), rolls back what is still open — SQLite keeps a transaction open after some failed
         COMMITs, and its write lock with it — so the next write works; a failed COMMIT is a ``StoreError``."""
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except Exception as exc:  # another writer held the lock past the busy timeout
+                busy = lock_timeout_error(exc)
+                if busy is not None:
+                    raise busy from exc
+                raise
             committing = False
             try:
                 yield self.conn
@@ -89,6 +95,9 @@ class SQLiteJobQueue(QueueMaintenance):
                 self.conn.execute("COMMIT")
             except BaseException as exc:
                 self._abandon_tx()
+                busy = lock_timeout_error(exc) if isinstance(exc, Exception) else None
+                if busy is not None and busy is not exc:
+                    raise busy from exc
                 if committing and isinstance(exc, Exception) and not isinstance(exc, StoreError):
                     log.error("queue commit failed on %s: %s", self.path, type(exc).__name__)
                     raise StoreError(f"the queue's transaction could not be committed ({type(exc).__name__}: "
