@@ -9,6 +9,7 @@ CLI: ``cli/main.py``):
     ├── NotFoundError           a record asked for by id is not in the group          → 404
     ├── ConflictError           the request clashes with what exists (e.g. an id in two groups) → 409
     ├── StoreError              the store cannot be opened, migrated or written       → 503
+    │   ├── StoreBusyError          a write waited too long for another writer's lock  → 503 + Retry-After / UNAVAILABLE
     │   └── EmbedderMismatchError   the database was built with another embedding model
     ├── SchemaError             an ontology file is unusable
     ├── ConfigError             settings are unusable; the message says what to fix
@@ -42,6 +43,49 @@ class ConflictError(LoregraphError):
 
 class StoreError(LoregraphError, RuntimeError):
     """A storage failure (open, migrate, write)."""
+
+
+class StoreBusyError(StoreError):
+    """A write waited longer than the lock timeout for a lock another writer held (SQLite's busy timeout,
+    PostgreSQL's ``lock_timeout``), or lost a deadlock/serialization conflict: nothing was written and the same
+    call can be retried. The store raises it (``lock_timeout_error``); the interfaces answer with
+    ``PUBLIC_MESSAGE`` and ``RETRY_AFTER_S``."""
+
+    PUBLIC_MESSAGE = ("the store is busy: the write waited too long for a lock another writer held; nothing was "
+                      "written, retry the call")
+    RETRY_AFTER_S = 1
+
+
+# PostgreSQL: lock_not_available (lock_timeout, NOWAIT), deadlock_detected, serialization_failure
+_PG_LOCK_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+
+
+def is_lock_timeout(exc: BaseException) -> bool:
+    """Whether a database driver's error (or its cause) is a lock wait that timed out or lost a conflict: SQLite
+    ``SQLITE_BUSY``/``SQLITE_LOCKED`` ("database is locked"), PostgreSQL SQLSTATE 55P03, 40P01 or 40001."""
+    seen: BaseException | None = exc
+    for _ in range(3):
+        if seen is None:
+            return False
+        if isinstance(seen, StoreBusyError) or getattr(seen, "sqlstate", None) in _PG_LOCK_SQLSTATES:
+            return True
+        code = getattr(seen, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def lock_timeout_error(exc: BaseException) -> StoreBusyError | None:
+    """The ``StoreBusyError`` a driver's lock-timeout error stands for (None for any other error)."""
+    if isinstance(exc, StoreBusyError):
+        return exc
+    if not is_lock_timeout(exc):
+        return None
+    err = StoreBusyError(f"{StoreBusyError.PUBLIC_MESSAGE} ({type(exc).__name__})")
+    err.__cause__ = exc
+    return err
 
 
 class EmbedderMismatchError(StoreError):
@@ -90,6 +134,6 @@ class SchemaViolationError(InvalidInputError):
 
 __all__ = [
     "ConfigError", "ConflictError", "EmbedderMismatchError", "InvalidInputError", "LoregraphError",
-    "ModelUnavailableError", "NotFoundError", "SchemaError", "SchemaViolationError", "StartupError", "StoreError",
-    "Violation",
+    "ModelUnavailableError", "NotFoundError", "SchemaError", "SchemaViolationError", "StartupError", "StoreBusyError",
+    "StoreError", "Violation", "is_lock_timeout", "lock_timeout_error",
 ]

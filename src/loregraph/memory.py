@@ -34,7 +34,7 @@ from loregraph.ingest.pipeline import AddEpisodeResult, EpisodeRequest, IngestPi
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
 from loregraph.search.candidates import Candidate, CandidateFinder
-from loregraph.search.explore import GraphExplorer, GraphPiece
+from loregraph.search.explore import MAX_OFFSET, GraphExplorer, GraphPiece
 from loregraph.search.graph import Explanation, GraphAnswer, GraphQuery
 from loregraph.search.hybrid import HybridSearch, SearchFilters, SearchRequest, SearchResults
 from loregraph.store import Store, TimeFilter
@@ -302,8 +302,8 @@ class Memory:
         validate_group_id(group_id)
         if not 1 <= limit <= 1000:
             raise InvalidInputError("limit: must be between 1 and 1000")
-        if not 0 <= offset <= 1_000_000_000:
-            raise InvalidInputError("offset: must be between 0 and 1000000000")
+        if not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInputError(f"offset: must be between 0 and {MAX_OFFSET}")
         return await self._read(self.store.list_communities, group_id, limit, offset)
 
     async def build_communities(self, group_id: str) -> BuildReport:
@@ -398,7 +398,9 @@ class Memory:
         return extract
 
     def _progress(self, progress: Callable[[int, int, str], Any] | None) -> Callable[[int, int, str], None] | None:
-        """A thread-side progress callback that schedules an async ``progress`` on the event loop."""
+        """A thread-side progress callback that runs an async ``progress`` on the event loop and waits for it, so
+        every report is delivered, in order, before the work returns (an MCP notification still in flight when the
+        tool returns would follow the result, or be dropped). A report that fails does not fail the work."""
         if progress is None:
             return None
         loop = asyncio.get_running_loop()
@@ -406,7 +408,10 @@ class Memory:
         def report(done: int, total: int, message: str) -> None:
             res = progress(done, total, message)
             if asyncio.iscoroutine(res):
-                asyncio.run_coroutine_threadsafe(res, loop)
+                try:
+                    asyncio.run_coroutine_threadsafe(res, loop).result()
+                except Exception as exc:
+                    log.warning("progress report not delivered: %s", type(exc).__name__)
         return report
 
     async def ingest_text(self, group_id: str, content: str, collection: str, title: str, *,

@@ -26,11 +26,13 @@ from loregraph.errors import ConflictError, InvalidInputError, NotFoundError
 from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.graph.types import utcnow, validate_group_id
 from loregraph.models.embedder import Embedder
+from loregraph.search.explore import MAX_OFFSET
 from loregraph.store.base import Store
 
 log = logging.getLogger("loregraph.documents")
 
 MAX_TITLE_CHARS = 2048  # a crawled page's title is its URL
+MAX_DOCUMENTS_PAGE = 500  # documents per page of a collection's listing
 MAX_CONTENT_CHARS = 5_000_000
 MAX_RESULTS = 50
 Mode = Literal["ingest", "reingest"]
@@ -197,9 +199,11 @@ class DocumentPipeline:
 
     # ---- documents --------------------------------------------------------------------------------
     def list_documents(self, group_id: str, collection: str, limit: int = 50, offset: int = 0) -> list[Document]:
+        if not 1 <= limit <= MAX_DOCUMENTS_PAGE:
+            raise InvalidInputError(f"limit: must be between 1 and {MAX_DOCUMENTS_PAGE}")
+        if not 0 <= offset <= MAX_OFFSET:  # a larger one would not fit the database's integers
+            raise InvalidInputError(f"offset: must be between 0 and {MAX_OFFSET}")
         col = self.collection(group_id, collection)
-        if not 1 <= limit <= 500 or offset < 0:
-            raise InvalidInputError("limit: must be 1-500 and offset at least 0")
         return self.store.list_documents(group_id, col.id, limit, offset)
 
     def delete_document(self, group_id: str, document_id: str) -> dict[str, int]:

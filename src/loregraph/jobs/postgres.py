@@ -37,7 +37,7 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
-from loregraph.errors import StoreError
+from loregraph.errors import StoreError, lock_timeout_error
 from loregraph.jobs.base import (
     FAILED_LIST_LIMIT,
     Job,
@@ -121,10 +121,18 @@ class PostgresJobQueue(QueueMaintenance):
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
+        """A transaction on the queue's connection; a lock wait past ``lock_timeout`` (or a lost deadlock) is a
+        ``StoreBusyError``: nothing was written, the call can be retried."""
         with self._lock:
             self._ensure_connected()
-            with self.conn.transaction():
-                yield self.conn
+            try:
+                with self.conn.transaction():
+                    yield self.conn
+            except Exception as exc:
+                busy = lock_timeout_error(exc)
+                if busy is not None and busy is not exc:
+                    raise busy from exc
+                raise
 
     def _stamp(self, seq: int) -> tuple[str, list[Any]]:
         """SQL condition + parameters: the job is still in the claim made here (no condition if not claimed here)."""
@@ -144,6 +152,8 @@ class PostgresJobQueue(QueueMaintenance):
                 cur.executemany("INSERT INTO jobs (id, group_id, kind, payload, status, created_at) "
                                 "VALUES (%s,%s,%s,%s,'pending',clock_timestamp())", rows)
                 _notify(cur, group_id)  # delivered on commit: idle workers of every process claim at once
+        except StoreError:
+            raise
         except Exception as exc:
             if is_storage_failure(exc):
                 raise StoreError(f"cannot queue jobs: {type(exc).__name__}") from exc

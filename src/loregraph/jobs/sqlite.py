@@ -13,6 +13,7 @@ at a time under a lock. Payloads hold message content, so a done job's payload i
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from loregraph.errors import StoreError
+from loregraph.errors import StoreError, lock_timeout_error
 from loregraph.jobs.base import (
     FAILED_LIST_LIMIT,
     Job,
@@ -32,6 +33,7 @@ from loregraph.jobs.base import (
 )
 from loregraph.store.timefmt import ts
 
+log = logging.getLogger("loregraph.jobs")
 _COLS = "seq, id, group_id, kind, payload, status, attempts, error, episode_id, created_at, started_at, finished_at"
 
 
@@ -75,15 +77,40 @@ class SQLiteJobQueue(QueueMaintenance):
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
+        """BEGIN IMMEDIATE … COMMIT. Any failure, the COMMIT's own included (a full disk, an I/O error, a constraint
+        checked at COMMIT), rolls back what is still open — SQLite keeps a transaction open after some failed
+        COMMITs, and its write lock with it — so the next write works; a failed COMMIT is a ``StoreError``."""
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except Exception as exc:  # another writer held the lock past the busy timeout
+                busy = lock_timeout_error(exc)
+                if busy is not None:
+                    raise busy from exc
+                raise
+            committing = False
             try:
                 yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
+                committing = True
                 self.conn.execute("COMMIT")
+            except BaseException as exc:
+                self._abandon_tx()
+                busy = lock_timeout_error(exc) if isinstance(exc, Exception) else None
+                if busy is not None and busy is not exc:
+                    raise busy from exc
+                if committing and isinstance(exc, Exception) and not isinstance(exc, StoreError):
+                    log.error("queue commit failed on %s: %s", self.path, type(exc).__name__)
+                    raise StoreError(f"the queue's transaction could not be committed ({type(exc).__name__}: "
+                                     f"{exc}); nothing was written") from exc
+                raise
+
+    def _abandon_tx(self) -> None:
+        """Roll back the open transaction, unless SQLite has already (it does after some failures)."""
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except Exception as exc:  # the original failure is what the caller needs to see
+                log.error("queue rollback failed on %s: %s", self.path, type(exc).__name__)
 
     # ---- producer -------------------------------------------------------------------------------
     def notify(self, group_id: str = "") -> None:
@@ -102,6 +129,8 @@ class SQLiteJobQueue(QueueMaintenance):
             with self._tx() as c:
                 c.executemany("INSERT INTO jobs (id, group_id, kind, payload, status, created_at) "
                               "VALUES (?,?,?,?,'pending',?)", rows)
+        except StoreError:
+            raise
         except Exception as exc:
             if is_storage_failure(exc):
                 raise StoreError(f"cannot queue jobs: {type(exc).__name__}") from exc

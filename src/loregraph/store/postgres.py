@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from loregraph.errors import StoreError
+from loregraph.errors import StoreError, lock_timeout_error
 from loregraph.graph.types import Block, GraphDelta
 from loregraph.jobs.postgres import PostgresJobQueue
 from loregraph.schema import Schema
@@ -241,6 +241,9 @@ class PostgresStore(SQLStore):
                 yield c
                 committing = True
         except psycopg.Error as exc:
+            busy = lock_timeout_error(exc)  # lock_timeout, a deadlock: nothing written, the call can be retried
+            if busy is not None:
+                raise busy from exc
             if not committing:
                 raise
             log.error("commit failed on %s: %s", self.label, type(exc).__name__)

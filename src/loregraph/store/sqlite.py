@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from loregraph.errors import StoreError
+from loregraph.errors import StoreError, lock_timeout_error
 from loregraph.graph.types import Block
 from loregraph.jobs.sqlite import SQLiteJobQueue
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
@@ -202,7 +202,13 @@ class SQLiteStore(SQLStore):
         an I/O error), rolls back what is still open — SQLite keeps a transaction open after some failed COMMITs —
         so the connection is usable for the next write; a failed COMMIT is raised as a ``StoreError``."""
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except Exception as exc:  # another writer held the lock past the busy timeout
+                busy = lock_timeout_error(exc)
+                if busy is not None:
+                    raise busy from exc
+                raise
             self._touched_vectors = set()
             committing = False
             try:
@@ -214,6 +220,9 @@ class SQLiteStore(SQLStore):
                 self.conn.execute("COMMIT")
             except BaseException as exc:
                 self._abandon_tx()
+                busy = lock_timeout_error(exc) if isinstance(exc, Exception) else None
+                if busy is not None and busy is not exc:
+                    raise busy from exc
                 if committing and isinstance(exc, Exception) and not isinstance(exc, StoreError):
                     log.error("commit failed on %s: %s", self.path, type(exc).__name__)
                     raise StoreError(f"the transaction could not be committed ({type(exc).__name__}: {exc}); "

@@ -20,7 +20,9 @@ from loregraph.errors import (
     LoregraphError,
     NotFoundError,
     SchemaViolationError,
+    StoreBusyError,
     StoreError,
+    lock_timeout_error,
 )
 
 log = logging.getLogger("loregraph.api")
@@ -33,7 +35,10 @@ def bad_request(violations: list[tuple[str, str]]) -> error_details_pb2.BadReque
 
 
 def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, list[tuple[str, str]] | None]:
-    """Status code, message and (for bad input) field violations of an error."""
+    """Status code, message and (for bad input) field violations of an error. A write that timed out on a lock
+    is ``UNAVAILABLE`` (retry the same call, gRPC's status-code guide), whether the store translated it or not."""
+    if lock_timeout_error(exc) is not None:
+        return grpc.StatusCode.UNAVAILABLE, StoreBusyError.PUBLIC_MESSAGE, None
     if isinstance(exc, SchemaViolationError):
         fields = [(f"{v.record}.{v.field}", f"{v.message}" + (f" (id {v.record_id})" if v.record_id else ""))
                   for v in exc.violations]
@@ -58,6 +63,8 @@ async def abort_with(context: grpc.aio.ServicerContext, exc: BaseException, meth
     code, message, fields = status_of(exc)
     if code == grpc.StatusCode.INTERNAL:
         log.error("grpc %s failed: %s", method, type(exc).__name__, exc_info=exc)
+    elif code == grpc.StatusCode.UNAVAILABLE and lock_timeout_error(exc) is not None:
+        log.warning("grpc %s: a lock wait timed out (%s)", method, type(exc).__name__)
     elif code == grpc.StatusCode.UNAVAILABLE:
         log.error("grpc %s: store error %s", method, type(exc).__name__)
     else:

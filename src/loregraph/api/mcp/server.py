@@ -21,10 +21,19 @@ from pydantic import Field, ValidationError
 
 from loregraph.api.rest.auth import KeyRing, Principal
 from loregraph.config import Settings
-from loregraph.errors import ConflictError, InvalidInputError, LoregraphError, NotFoundError, StoreError
+from loregraph.errors import (
+    ConflictError,
+    InvalidInputError,
+    LoregraphError,
+    NotFoundError,
+    StoreBusyError,
+    StoreError,
+    lock_timeout_error,
+)
 from loregraph.graph.messages import Message
 from loregraph.graph.types import Entity, Episode, Fact
 from loregraph.memory import Memory
+from loregraph.search.explore import MAX_OFFSET
 
 log = logging.getLogger("loregraph.mcp")
 T = TypeVar("T")
@@ -106,12 +115,18 @@ class Tools:
             raise ToolError(f"not found: {exc}") from None
         except ConflictError as exc:
             raise ToolError(f"conflict: {exc}") from None
+        except StoreBusyError as exc:
+            log.warning("mcp: %s: a lock wait timed out (%s)", name, type(exc.__cause__ or exc).__name__)
+            raise ToolError(StoreBusyError.PUBLIC_MESSAGE) from None
         except StoreError as exc:
             log.error("mcp: %s: store error %s", name, type(exc).__name__)
             raise ToolError("the store is unavailable; try again later") from None
         except LoregraphError as exc:
             raise ToolError(str(exc)) from None
-        except Exception:
+        except Exception as exc:
+            if lock_timeout_error(exc) is not None:
+                log.warning("mcp: %s: a lock wait timed out (%s)", name, type(exc).__name__)
+                raise ToolError(StoreBusyError.PUBLIC_MESSAGE) from None
             log.exception("mcp: %s failed", name)
             raise ToolError(f"{name} failed on the server (logged); nothing was written") from None
         log.info("mcp: %s group=%s in %.1f ms", name, group_id, (time.perf_counter() - t0) * 1e3)
@@ -338,7 +353,7 @@ def build_server(memory: Callable[[], Memory], *, keyring: KeyRing | None = None
     @server.tool(description="Documents of a collection, oldest first (paged).", annotations=read_only)
     async def list_documents(group_id: GroupId, collection: CollectionName, ctx: Context,
                              limit: Annotated[int, Field(ge=1, le=MAX_ITEMS)] = 20,
-                             offset: Annotated[int, Field(ge=0)] = 0) -> dict[str, Any]:
+                             offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0) -> dict[str, Any]:
         async def body(m: Memory) -> dict[str, Any]:
             docs = await m.list_documents(group_id, collection, limit=limit, offset=offset)
             return {"documents": [{"document_id": d.id, "title": d.title, "source": d.source,

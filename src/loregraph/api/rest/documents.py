@@ -10,6 +10,8 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from loregraph.api.rest.deps import GroupPath, IdPath, Svc, Who
+from loregraph.documents.pipeline import MAX_DOCUMENTS_PAGE
+from loregraph.search.explore import MAX_OFFSET
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["documents"])
 
@@ -96,8 +98,8 @@ async def ingest_url(group_id: GroupPath, name: IdPath, body: UrlIn, svc: Svc, w
 
 @router.get("/collections/{name}/documents")
 async def list_documents(group_id: GroupPath, name: IdPath, svc: Svc, who: Who,
-                         limit: Annotated[int, Query(ge=1, le=500)] = 50,
-                         offset: Annotated[int, Query(ge=0)] = 0) -> list[dict[str, Any]]:
+                         limit: Annotated[int, Query(ge=1, le=MAX_DOCUMENTS_PAGE)] = 50,
+                         offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0) -> list[dict[str, Any]]:
     who.require(group_id)
     return [{"document_id": d.id, "title": d.title, "source": d.source, "chunks": d.chunk_count, "chars": d.chars,
              "metadata": d.metadata, "created_at": d.created_at}

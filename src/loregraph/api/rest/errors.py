@@ -8,7 +8,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from loregraph.errors import ConflictError, InvalidInputError, NotFoundError, SchemaViolationError, StoreError
+from loregraph.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    SchemaViolationError,
+    StoreBusyError,
+    StoreError,
+)
 
 log = logging.getLogger("loregraph.api")
 STORE_RETRY_AFTER_S = 5
@@ -37,6 +44,14 @@ def register_error_handlers(app: FastAPI) -> None:
         detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]}
                   for e in exc.errors(include_input=False, include_url=False)]
         return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(StoreBusyError)
+    async def _busy(request: Request, exc: StoreBusyError) -> JSONResponse:
+        """A lock wait timed out: retry soon; the store itself is fine (health stays ok)."""
+        log.warning("lock wait timed out on %s %s: %s", request.method, request.url.path,
+                    type(exc.__cause__ or exc).__name__)
+        return JSONResponse({"detail": StoreBusyError.PUBLIC_MESSAGE}, status_code=503,
+                            headers={"Retry-After": str(StoreBusyError.RETRY_AFTER_S)})
 
     @app.exception_handler(StoreError)
     async def _store(request: Request, exc: StoreError) -> JSONResponse:
