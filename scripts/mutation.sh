@@ -7,7 +7,14 @@
 #   scripts/mutation.sh MODULE --show                           the summary of the last run, no new run
 #   scripts/mutation.sh MODULE --survivors [TEXT]               test the last run's survivors again (after new
 #                                                               tests), only those whose name contains TEXT if given
+#   scripts/mutation.sh ingest/knowledge.py ...                 one file of ingest/ or search/ (the module's tests,
+#                                                               its own copy .mutation/ingest-knowledge): a run that
+#                                                               can finish on a busy machine
 #   MUTATION_WORKERS=2 scripts/mutation.sh ...                  more worker processes (default 1)
+#
+# Cost: mutmut runs, for each mutant, only the listed tests that reached the mutated function (recorded in a first
+# pass), stops at the first failure (-x), and forks each run from one server process that has already imported
+# pytest, the tests and loregraph (forkserver, "collect" warm-up), so a mutant pays only for its tests.
 #
 # Each module runs in its own copy of src/ and tests/ under .mutation/MODULE (git-ignored) with only the test
 # files listed below, so runs of different modules do not share state. Prints killed / total and the survivors;
@@ -18,6 +25,10 @@ ROOT=$(pwd)
 MODULE=${1:?usage: scripts/mutation.sh auth|schema|ingest|search|store-sql [--fresh|--show]}
 MODE=${2:-}
 ONLY=${3:-}
+FILE=
+case "$MODULE" in  # one file of a module: ingest/knowledge.py -> module ingest, file knowledge.py
+  ingest/*.py|search/*.py) FILE=${MODULE#*/}; MODULE=${MODULE%%/*} ;;
+esac
 
 case "$MODULE" in
   auth)      MUTATE='src/loregraph/api/rest/auth.py'
@@ -33,11 +44,17 @@ case "$MODULE" in
   *) echo "unknown module '$MODULE' (auth, schema, ingest, search, store-sql)" >&2; exit 2 ;;
 esac
 
+NAME=$MODULE
+if [ -n "$FILE" ]; then
+  [ -f "src/loregraph/$MODULE/$FILE" ] || { echo "no such file: src/loregraph/$MODULE/$FILE" >&2; exit 2; }
+  MUTATE="src/loregraph/$MODULE/$FILE"; NAME="$MODULE-${FILE%.py}"
+fi
+
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 "$PY" -c 'import mutmut' 2>/dev/null || { echo "mutmut is missing: pip install -e '.[mutation]'" >&2; exit 2; }
 
-WORK=$ROOT/.mutation/$MODULE
+WORK=$ROOT/.mutation/$NAME
 if [ "$MODE" = "--fresh" ]; then rm -rf "$WORK"; fi
 if [ "$MODE" != "--show" ]; then
   mkdir -p "$WORK"
@@ -57,6 +74,8 @@ source_paths = ["src/loregraph"]
 only_mutate = {quoted([mutate])}
 pytest_add_cli_args_test_selection = {quoted(tests)}
 pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]
+process_isolation = "forkserver"
+forkserver_warmup = "collect"
 """
 open(dst, "w").write(text)
 EOF
