@@ -100,22 +100,4 @@ EOF
 fi
 
 cd "$WORK"
-"$PY" - <<'EOF'
-import json, pathlib
-from mutmut.stats import status_by_exit_code
-KILLED = {"killed", "timeout", "caught by type check", "segfault"}
-NOT_RUN = {"not checked", "check was interrupted by user", "skipped"}
-counts, survivors = {}, []
-for meta in sorted(pathlib.Path("mutants").rglob("*.meta")):
-    for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
-        status = status_by_exit_code[code]
-        counts[status] = counts.get(status, 0) + 1
-        if status not in KILLED | NOT_RUN:
-            survivors.append(f"{status:10} {name}")
-ran = sum(n for s, n in counts.items() if s not in NOT_RUN)
-killed = sum(n for s, n in counts.items() if s in KILLED)
-print("\n".join(survivors))
-print(json.dumps(counts, sort_keys=True))
-print(f"mutation score: {killed} killed / {ran} run ({100 * killed / max(ran, 1):.1f}%); "
-      f"{sum(counts.get(s, 0) for s in NOT_RUN)} not run")
-EOF
+"$PY" "$ROOT/scripts/mutation_report.py"

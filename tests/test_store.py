@@ -320,6 +320,7 @@ def test_document_reads_and_deletes_stay_in_their_group_and_collection(either_st
             either_store.create_collection(cols[group, name])
     manual, manual_chunks = put("g", cols["g", "manuals"], "pump", ["the pump needs oil monthly", "replace seals"])
     note, note_chunks = put("g", cols["g", "notes"], "memo", ["oil order placed"])
+    put("g", cols["g", "notes"], "todo", ["call the plumber", "buy seals"])
     their, their_chunks = put("other", cols["other", "manuals"], "pump", ["the pump needs oil weekly"])
 
     (got,) = either_store.get_documents("g", [manual.id, their.id])
@@ -334,20 +335,41 @@ def test_document_reads_and_deletes_stay_in_their_group_and_collection(either_st
     all_ids = [c.id for c in manual_chunks + note_chunks + their_chunks]
     assert either_store.chunk_ids_in("g", cols["g", "manuals"].id, all_ids) == {c.id for c in manual_chunks}
     assert either_store.chunk_ids_in("g", cols["g", "notes"].id, all_ids) == {note_chunks[0].id}
+    assert either_store.chunk_ids_in("g", cols["g", "notes"].id, [manual_chunks[0].id]) == set()
     assert [h.id for h in either_store.fulltext_chunks("g", cols["g", "manuals"].id, "oil", 5)] == [
         manual_chunks[0].id]
     (col, n), _ = either_store.list_collections("g")
     assert (col.name, col.created_at, n) == ("manuals", T0, 1)
+    assert [n for _, n in either_store.list_collections("g")] == [1, 2]
     assert either_store.get_collection("g", "notes").metadata_schema == cols["g", "notes"].metadata_schema
 
+    # what the chunks said (a chunk is the episode of its text): A only in chunk 0, B only in chunk 1, C in chunk 1
+    # and the note; gasket only mentioned in chunk 0, seals only in chunk 1, oil also in the note
+    ents = {n: Entity(group_id="g", name=n, type="tool") for n in ("pump", "oil", "seals", "gasket", "memo")}
+    eps = [Episode(id=c.id, group_id="g", content=c.content, valid_at=T0) for c in manual_chunks + note_chunks]
+
+    def fact(s: str, t: str, backing: list[Episode]) -> Fact:
+        return Fact(group_id="g", source_id=ents[s].id, target_id=ents[t].id, type="USES", fact=f"{s} uses {t}",
+                    episodes=[e.id for e in backing], valid_at=T0)
+
+    facts = {"A": fact("pump", "oil", eps[:1]), "B": fact("pump", "seals", eps[1:2]), "C": fact("memo", "oil", eps[1:])}
+    said = {0: ("pump", "oil", "gasket"), 1: ("pump", "seals"), 2: ("memo", "oil")}
+    either_store.apply(GraphDelta(group_id="g", episodes=eps, entities=list(ents.values()), facts=list(facts.values()),
+                                  mentions=[Mention(group_id="g", episode_id=eps[i].id, entity_id=ents[n].id)
+                                            for i, names in said.items() for n in names]), SCHEMA)
+
     assert either_store.delete_document("other", manual.id)["documents"] == 0  # another group's id: nothing
-    assert either_store.delete_document("g", manual.id) == {"documents": 1, "chunks": 2, "facts": 0, "entities": 0}
+    assert either_store.delete_document("g", manual.id) == {"documents": 1, "chunks": 2, "facts": 2, "entities": 3}
+    assert sorted(e.name for e in either_store.list_entities("g")) == ["memo", "oil"]
+    (c,) = either_store.get_facts("g", [f.id for f in facts.values()])
+    assert (c.id, c.episodes) == (facts["C"].id, [note_chunks[0].id])
     assert either_store.get_documents("g", [manual.id]) == [] and either_store.get_chunks(
         "g", [c.id for c in manual_chunks]) == []
     assert either_store.fulltext_chunks("g", cols["g", "manuals"].id, "oil", 5) == []
     assert [d.id for d in either_store.get_documents("g", [note.id])] == [note.id]
     assert [c.id for c in either_store.get_chunks("other", [their_chunks[0].id])] == [their_chunks[0].id]
     assert either_store.delete_collection("g", cols["g", "notes"].id) == {
-        "collections": 1, "documents": 1, "chunks": 1, "facts": 0, "entities": 0}
+        "collections": 1, "documents": 2, "chunks": 3, "facts": 1, "entities": 2}
+    assert either_store.list_entities("g") == []
     assert [c.name for c, _ in either_store.list_collections("g")] == ["manuals"]
     assert [c.name for c, _ in either_store.list_collections("other")] == ["manuals", "notes"]
