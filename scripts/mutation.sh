@@ -10,6 +10,8 @@
 #   scripts/mutation.sh ingest/knowledge.py ...                 one file of ingest/ or search/ (the module's tests,
 #                                                               its own copy .mutation/ingest-knowledge): a run that
 #                                                               can finish on a busy machine
+#   scripts/mutation.sh MODULE --sample [N]                     run a random sample of N (100) mutants not run yet;
+#                                                               the summary then estimates the whole module's score
 #   MUTATION_WORKERS=2 scripts/mutation.sh ...                  more worker processes (default 1)
 #
 # Cost: mutmut runs, for each mutant, only the listed tests that reached the mutated function (recorded in a first
@@ -36,9 +38,11 @@ case "$MODULE" in
   schema)    MUTATE='src/loregraph/schema/*'
              TESTS='tests/test_schema_rules.py tests/test_schema.py tests/test_knowledge_schema.py' ;;
   ingest)    MUTATE='src/loregraph/ingest/*'
-             TESTS='tests/test_pipeline.py tests/test_semantics.py tests/test_time_and_rules.py tests/test_turns.py tests/test_grpc.py' ;;
+             TESTS='tests/test_pipeline.py tests/test_semantics.py tests/test_time_and_rules.py tests/test_turns.py tests/test_grpc.py'
+             TESTS+=" tests/test_grpc_projection.py::test_blocks_are_projected_with_the_spec_payload tests/test_grpc_projection.py::test_compensation_at_each_failure_point tests/test_grpc_projection.py::test_candidates_search_the_projection_with_the_same_scores" ;;
   search)    MUTATE='src/loregraph/search/*'
-             TESTS='tests/test_search.py tests/test_ranking.py tests/test_semantics.py tests/test_isolation.py tests/test_grpc.py' ;;
+             TESTS='tests/test_search.py tests/test_ranking.py tests/test_semantics.py tests/test_isolation.py tests/test_grpc.py'
+             TESTS+=" tests/test_grpc_projection.py::test_blocks_are_projected_with_the_spec_payload tests/test_grpc_projection.py::test_compensation_at_each_failure_point tests/test_grpc_projection.py::test_candidates_search_the_projection_with_the_same_scores" ;;
   store-sql) MUTATE='src/loregraph/store/sql.py'
              TESTS='tests/test_store.py tests/test_store_blocks.py tests/test_store_integrity.py tests/test_isolation.py tests/test_time_and_rules.py tests/test_store_tenant_ids.py' ;;
   *) echo "unknown module '$MODULE' (auth, schema, ingest, search, store-sql)" >&2; exit 2 ;;
@@ -95,8 +99,30 @@ for meta in sorted(pathlib.Path("mutants").rglob("*.meta")):
 EOF
 )
     echo "testing ${#NAMES[@]} survivor(s) again"
+  elif [ "$MODE" = "--sample" ]; then
+    # a uniform random sample of the mutants not run yet (fixed seed, added to mutants/sample.txt): an unbiased
+    # estimate of the score of what a run in mutmut's order (fastest first) did not reach
+    if ! find mutants -name '*.meta' 2>/dev/null | grep -q .; then
+      "$PY" -m mutmut run --max-children 1 "no-such-mutant-*" >/dev/null 2>&1 || true  # generate, record coverage
+    fi
+    mapfile -t NAMES < <("$PY" - "${ONLY:-100}" <<'EOF'
+import json, pathlib, random, sys
+from mutmut.stats import status_by_exit_code
+todo = sorted(name for meta in pathlib.Path("mutants").rglob("*.meta")
+              for name, code in json.loads(meta.read_text())["exit_code_by_key"].items()
+              if status_by_exit_code[code] == "not checked")
+sample_file = pathlib.Path("mutants/sample.txt")
+taken = set(sample_file.read_text().split()) if sample_file.exists() else set()
+todo = [n for n in todo if n not in taken]
+picked = random.Random(23 + len(taken)).sample(todo, min(int(sys.argv[1]), len(todo)))
+with sample_file.open("a") as f:
+    f.writelines(n + "\n" for n in picked)
+print("\n".join(picked))
+EOF
+)
+    echo "testing a random sample of ${#NAMES[@]} mutant(s) not run yet"
   fi
-  [ "$MODE" = "--survivors" ] && [ ${#NAMES[@]} -eq 0 ] || "$PY" -m mutmut run --max-children "${MUTATION_WORKERS:-1}" "${NAMES[@]}" || echo "(mutmut run stopped: status $?)"
+  [ "$MODE" = "--survivors" -o "$MODE" = "--sample" ] && [ ${#NAMES[@]} -eq 0 ] || "$PY" -m mutmut run --max-children "${MUTATION_WORKERS:-1}" "${NAMES[@]}" || echo "(mutmut run stopped: status $?)"
 fi
 
 cd "$WORK"
