@@ -58,8 +58,10 @@ def test_migrations_are_recorded_and_reopen_is_idempotent(tmp_path):
 
 def test_embedder_is_recorded_and_a_different_one_refused(tmp_path):
     s = SQLiteStore(tmp_path / "e.db")
+    assert s.embedding_model() is None
     s.ensure_embedder("model-a", 8)
     s.ensure_embedder("model-a", 8)
+    assert s.embedding_model() == ("model-a", 8)
     with pytest.raises(EmbedderMismatchError, match="model-a"):
         s.ensure_embedder("model-b", 8)
     with pytest.raises(EmbedderMismatchError, match="dim 8"):
