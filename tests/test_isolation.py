@@ -129,6 +129,7 @@ ARGUMENTS: dict[str, Callable[[World], Any]] = {
     "depth": lambda w: 2,
     "n": lambda w: 3,
     "before": lambda w: datetime(2030, 1, 1, tzinfo=UTC),
+    "since": lambda w: datetime(2000, 1, 1, tzinfo=UTC),
     "source": lambda w: None,
     "entity_type": lambda w: None,
     "types": lambda w: None,

@@ -202,3 +202,19 @@ async def test_explain_an_ended_fact_names_the_message_that_ended_it(open_memory
     hist = await m.search("What does Vega use for caching?", "kai", include_ended=True)
     assert ended[0].id not in {f.fact.id for f in plain.facts}
     assert ended[0].id in {f.fact.id for f in hist.facts}
+
+
+async def test_provenance_accuracy_every_entity_and_fact_links_to_a_message_of_its_group(mem):
+    """Spec 003 evaluation "Provenance Accuracy 100%": every graph element links to a valid source message."""
+    episodes = {e.id: e for e in await mem.get_episodes("ines", last_n=100)}
+    assert len(episodes) == len(CONVERSATION)
+    entities = await mem.list_entities("ines")
+    facts = await mem.list_facts("ines", current=False)
+    assert len(entities) >= 8 and len(facts) >= 6
+    for ent in entities:
+        assert ent.source_episode_id in episodes, ent.name
+        assert ent.conversation_id == episodes[ent.source_episode_id].conversation_id, ent.name
+    for fact in facts:
+        assert fact.episodes and set(fact.episodes) <= set(episodes), fact.fact
+        assert fact.conversation_id == episodes[fact.episodes[0]].conversation_id, fact.fact
+        assert fact.id in episodes[fact.episodes[0]].fact_ids, fact.fact

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from loregraph.graph.types import Entity, Episode, Fact, GraphDelta, Mention
+from loregraph.graph.types import Community, Entity, Episode, Fact, GraphDelta, Mention
 from loregraph.schema import Schema, SchemaViolationError
 from loregraph.store import EmbedderMismatchError, StoreError, TimeFilter, open_store
 from loregraph.store.sqlite import SQLiteStore
@@ -58,8 +58,10 @@ def test_migrations_are_recorded_and_reopen_is_idempotent(tmp_path):
 
 def test_embedder_is_recorded_and_a_different_one_refused(tmp_path):
     s = SQLiteStore(tmp_path / "e.db")
+    assert s.embedding_model() is None
     s.ensure_embedder("model-a", 8)
     s.ensure_embedder("model-a", 8)
+    assert s.embedding_model() == ("model-a", 8)
     with pytest.raises(EmbedderMismatchError, match="model-a"):
         s.ensure_embedder("model-b", 8)
     with pytest.raises(EmbedderMismatchError, match="dim 8"):
@@ -279,3 +281,97 @@ def test_deleting_a_fact_unlinks_it_from_its_episodes_in_its_group_only(either_s
     (theirs,) = either_store.get_episodes("other", [y["e1"].id])
     assert len(theirs.fact_ids) == 3
     assert either_store.delete_episode("g", x["e1"].id)["facts"] == 1  # only2; only1 is gone already
+
+
+# ---- each group-scoped read returns its own group's rows (a read that loses its group condition returns nothing,
+# which no isolation test notices) --------------------------------------------------------------------------------
+def test_link_reads_return_the_rows_of_their_own_group(either_store):
+    delta, x = shared_graph("g")
+    community = Community(group_id="g", name="ada and bob", member_ids=[x["ada"].id, x["bob"].id], embedding=vec(9))
+    either_store.apply(delta.model_copy(update={"communities": [community]}), SCHEMA)
+    other, y = shared_graph("other")
+    theirs = Community(group_id="other", name="theirs", member_ids=[y["ada"].id], embedding=vec(8))
+    either_store.apply(other.model_copy(update={"communities": [theirs]}), SCHEMA)
+    e1, e2 = x["e1"].id, x["e2"].id
+
+    by_episode = either_store.facts_of_episodes("g", [e1, e2, y["e1"].id])
+    assert {k: sorted(v) for k, v in by_episode.items()} == {
+        e1: sorted([x["shared"].id, x["only1"].id, x["only2"].id]), e2: [x["shared"].id]}
+    mentions = either_store.mentions_of_entities("g", [x["ada"].id, x["quiet"].id, y["ada"].id])
+    assert mentions == {x["ada"].id: [e1, e2], x["quiet"].id: [e1]}  # in world-time order
+    assert either_store.communities_of("g", [x["ada"].id, x["cy"].id, y["ada"].id]) == [community.id]
+    assert either_store.communities_of("other", [y["ada"].id]) == [theirs.id]
+    assert either_store.facts_of_episodes("g", []) == {} and either_store.communities_of("g", []) == []
+
+
+def test_document_reads_and_deletes_stay_in_their_group_and_collection(either_store):
+    from loregraph.graph.documents import Chunk, Collection, Document
+
+    def put(group: str, collection: Collection, title: str, texts: list[str]) -> tuple[Document, list[Chunk]]:
+        doc = Document(group_id=group, collection_id=collection.id, title=title, source=f"{title}.md",
+                       metadata={"kind": title}, chars=sum(map(len, texts)), content_hash=title, created_at=T0)
+        parts = [Chunk(group_id=group, collection_id=collection.id, document_id=doc.id, ordinal=i, content=t,
+                       embedding=vec(20 + i), created_at=T0) for i, t in enumerate(texts)]
+        either_store.put_document(doc, parts)
+        return doc, parts
+
+    cols = {}
+    for group in ("g", "other"):
+        for name in ("manuals", "notes"):
+            cols[group, name] = Collection(group_id=group, name=name, description=name, created_at=T0)
+            either_store.create_collection(cols[group, name])
+    manual, manual_chunks = put("g", cols["g", "manuals"], "pump", ["the pump needs oil monthly", "replace seals"])
+    note, note_chunks = put("g", cols["g", "notes"], "memo", ["oil order placed"])
+    put("g", cols["g", "notes"], "todo", ["call the plumber", "buy seals"])
+    their, their_chunks = put("other", cols["other", "manuals"], "pump", ["the pump needs oil weekly"])
+
+    (got,) = either_store.get_documents("g", [manual.id, their.id])
+    assert (got.id, got.title, got.source, got.metadata, got.chunk_count, got.created_at) == (
+        manual.id, "pump", "pump.md", {"kind": "pump"}, 2, T0)
+    assert either_store.find_document("g", cols["g", "manuals"].id, "pump").id == manual.id
+    assert either_store.find_document("g", cols["g", "notes"].id, "pump") is None
+    assert [d.id for d in either_store.list_documents("g", cols["g", "manuals"].id, 10)] == [manual.id]
+    got_chunks = either_store.get_chunks("g", [c.id for c in manual_chunks + their_chunks])
+    assert sorted((c.ordinal, c.content, c.created_at) for c in got_chunks) == [
+        (0, "the pump needs oil monthly", T0), (1, "replace seals", T0)]
+    all_ids = [c.id for c in manual_chunks + note_chunks + their_chunks]
+    assert either_store.chunk_ids_in("g", cols["g", "manuals"].id, all_ids) == {c.id for c in manual_chunks}
+    assert either_store.chunk_ids_in("g", cols["g", "notes"].id, all_ids) == {note_chunks[0].id}
+    assert either_store.chunk_ids_in("g", cols["g", "notes"].id, [manual_chunks[0].id]) == set()
+    assert [h.id for h in either_store.fulltext_chunks("g", cols["g", "manuals"].id, "oil", 5)] == [
+        manual_chunks[0].id]
+    (col, n), _ = either_store.list_collections("g")
+    assert (col.name, col.created_at, n) == ("manuals", T0, 1)
+    assert [n for _, n in either_store.list_collections("g")] == [1, 2]
+    assert either_store.get_collection("g", "notes").metadata_schema == cols["g", "notes"].metadata_schema
+
+    # what the chunks said (a chunk is the episode of its text): A only in chunk 0, B only in chunk 1, C in chunk 1
+    # and the note; gasket only mentioned in chunk 0, seals only in chunk 1, oil also in the note
+    ents = {n: Entity(group_id="g", name=n, type="tool") for n in ("pump", "oil", "seals", "gasket", "memo")}
+    eps = [Episode(id=c.id, group_id="g", content=c.content, valid_at=T0) for c in manual_chunks + note_chunks]
+
+    def fact(s: str, t: str, backing: list[Episode]) -> Fact:
+        return Fact(group_id="g", source_id=ents[s].id, target_id=ents[t].id, type="USES", fact=f"{s} uses {t}",
+                    episodes=[e.id for e in backing], valid_at=T0)
+
+    facts = {"A": fact("pump", "oil", eps[:1]), "B": fact("pump", "seals", eps[1:2]), "C": fact("memo", "oil", eps[1:])}
+    said = {0: ("pump", "oil", "gasket"), 1: ("pump", "seals"), 2: ("memo", "oil")}
+    either_store.apply(GraphDelta(group_id="g", episodes=eps, entities=list(ents.values()), facts=list(facts.values()),
+                                  mentions=[Mention(group_id="g", episode_id=eps[i].id, entity_id=ents[n].id)
+                                            for i, names in said.items() for n in names]), SCHEMA)
+
+    assert either_store.delete_document("other", manual.id)["documents"] == 0  # another group's id: nothing
+    assert either_store.delete_document("g", manual.id) == {"documents": 1, "chunks": 2, "facts": 2, "entities": 3}
+    assert sorted(e.name for e in either_store.list_entities("g")) == ["memo", "oil"]
+    (c,) = either_store.get_facts("g", [f.id for f in facts.values()])
+    assert (c.id, c.episodes) == (facts["C"].id, [note_chunks[0].id])
+    assert either_store.get_documents("g", [manual.id]) == [] and either_store.get_chunks(
+        "g", [c.id for c in manual_chunks]) == []
+    assert either_store.fulltext_chunks("g", cols["g", "manuals"].id, "oil", 5) == []
+    assert [d.id for d in either_store.get_documents("g", [note.id])] == [note.id]
+    assert [c.id for c in either_store.get_chunks("other", [their_chunks[0].id])] == [their_chunks[0].id]
+    assert either_store.delete_collection("g", cols["g", "notes"].id) == {
+        "collections": 1, "documents": 2, "chunks": 3, "facts": 1, "entities": 2}
+    assert either_store.list_entities("g") == []
+    assert [c.name for c, _ in either_store.list_collections("g")] == ["manuals"]
+    assert [c.name for c, _ in either_store.list_collections("other")] == ["manuals", "notes"]

@@ -5,7 +5,7 @@ conversation."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -150,3 +150,103 @@ async def test_rate_limits_count_across_the_messages_of_one_conversation(tmp_pat
         assert len(other.facts) == 1 and not other.rate_limited
     finally:
         await m.close()
+
+
+class ManualClock:
+    """The pipeline's system time, moved by the test (no sleeps, no wall clock)."""
+
+    def __init__(self, start: datetime):
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def at(self, seconds: float) -> datetime:
+        self.now = T_LIMITS + timedelta(seconds=seconds)
+        return self.now
+
+
+T_LIMITS = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def memory_url(request, tmp_path):
+    return request.getfixturevalue("pg_db") if request.param == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+
+
+async def test_burst_and_daily_limits_count_every_conversation_of_the_group_in_their_window(memory_url, embedder):
+    """SC-003 "burst and daily limits": within any burst_seconds / 24 hours of system time, a group's conversations
+    together create at most so many entities / relationships; beyond, new ones are skipped and named, reinforcing is
+    not limited, other groups are not touched, and the allowance comes back as the window moves on."""
+    from loregraph.memory import Memory
+
+    script = {f"m{i}": rel("USER", "person", "USES", f"Tool{i}", "tool", f"The user uses Tool{i}") for i in range(8)}
+    limits = RateLimits(entities_per_conversation=None, relationships_per_conversation=None, entities_per_burst=3,
+                        relationships_per_burst=5, burst_seconds=60, entities_per_day=5, relationships_per_day=None)
+    m = await Memory.open(memory_url, embedder=embedder, extractor=ScriptedExtractor(script), limits=limits)
+    clock = ManualClock(T_LIMITS)
+    m.pipeline.clock = clock
+
+    async def say(seconds: float, content: str, conversation: str = "c1", group: str = "b"):
+        (r,) = await m.add_messages(group, [{"content": content, "role_type": "user",
+                                             "timestamp": clock.at(seconds)}], conversation_id=conversation)
+        return r
+
+    def made(r) -> list[str]:
+        return sorted(e.name for e in r.entities if e.created_at == clock.now and not e.attributes.get("is_speaker"))
+
+    try:
+        first = await say(0, "m0")  # the speaker and Tool0: 2 of the 3 entities of the burst
+        assert made(first) == ["Tool0"] and len(first.facts) == 1 and first.rate_limited == {}
+        assert made(await say(10, "m1", "c2")) == ["Tool1"]  # another conversation of the group: same allowance
+        full = await say(20, "m2", "c3")
+        assert made(full) == [] and full.facts == []
+        assert full.rate_limited == {"entities": 1} and full.rate_limit_reasons == {"entities": "entities_per_burst"}
+        again = await say(30, "m0")  # reinforcing what exists is not limited
+        assert again.rate_limited == {} and [f.fact for f in again.facts] == ["The user uses Tool0"]
+        assert made(await say(30, "m2", group="other")) == ["Tool2"]  # another group has its own allowance
+        # 61 s later the speaker and Tool0 are out of the window, Tool1 is not: room for two
+        assert made(await say(61, "m2")) == ["Tool2"]
+        assert made(await say(62, "m3")) == ["Tool3"]
+        assert (await say(63, "m4")).rate_limit_reasons == {"entities": "entities_per_burst"}
+        # the day: speaker, Tool0..Tool3 = 5 of 5, whatever the burst window says
+        late = await say(600, "m4")
+        assert made(late) == [] and late.rate_limit_reasons == {"entities": "entities_per_day"}
+        assert (await say(86_399, "m4")).rate_limit_reasons == {"entities": "entities_per_day"}
+        assert made(await say(86_405, "m4")) == ["Tool4"]  # a day after the speaker and Tool0 were created
+        names = sorted(e.name for e in await m.list_entities("b") if e.name.startswith("Tool"))
+        assert names == ["Tool0", "Tool1", "Tool2", "Tool3", "Tool4"]
+    finally:
+        await m.close()
+
+
+async def test_relationship_limits_name_the_limit_that_stopped_them(tmp_path, embedder):
+    from loregraph.memory import Memory
+
+    script = {f"n{i}": rel("USER", "person", "PREFERS", f"Lang{i}", "tool", f"The user prefers Lang{i}")
+               for i in range(4)}
+    limits = RateLimits(entities_per_conversation=None, relationships_per_conversation=3,
+                        relationships_per_burst=2, relationships_per_day=None, entities_per_burst=None,
+                        entities_per_day=None)
+    m = await Memory.open(tmp_path / "r.db", embedder=embedder, extractor=ScriptedExtractor(script), limits=limits)
+    clock = ManualClock(T_LIMITS)
+    m.pipeline.clock = clock
+    try:
+        results = []
+        for seconds, content in [(0, "n0"), (1, "n1"), (2, "n2"), (100, "n2"), (101, "n3")]:
+            message = {"content": content, "role_type": "user", "timestamp": clock.at(seconds)}
+            (r,) = await m.add_messages("q", [message], conversation_id="c")
+            results.append((len(r.facts), r.rate_limit_reasons.get("relationships")))
+        # the burst stops the third; a minute on, the conversation's own limit (3) stops the fifth
+        assert results == [(1, None), (1, None), (0, "relationships_per_burst"), (1, None),
+                           (0, "relationships_per_conversation")]
+    finally:
+        await m.close()
+
+
+@pytest.mark.parametrize("setting,value", [("entities_per_burst", -1), ("relationships_per_day", 2.5),
+                                           ("entities_per_conversation", True), ("burst_seconds", 0),
+                                           ("burst_seconds", "60")])
+def test_rate_limit_settings_are_checked_naming_the_setting(setting, value):
+    with pytest.raises(ValueError, match=f"^{setting}: must be"):
+        RateLimits(**{setting: value})

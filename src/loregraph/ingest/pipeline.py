@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -97,12 +98,14 @@ class _Loaded:
 
 class IngestPipeline:
     def __init__(self, store: Store, schema: Schema, embedder: Embedder, extractor: Extractor,
-                 limits: RateLimits | None = None):
+                 limits: RateLimits | None = None, clock: Callable[[], datetime] = utcnow):
+        """``clock`` gives the system time of each ingestion (``created_at``, rate-limit windows)."""
         self.store = store
         self.schema = schema
         self.embedder = embedder
         self.extractor = extractor
         self.limits = limits or RateLimits()
+        self.clock = clock
         llm = getattr(extractor, "llm", None)
         self.communities = CommunityBuilder(store, schema, embedder, llm if isinstance(llm, LLMClient) else None)
 
@@ -112,7 +115,7 @@ class IngestPipeline:
         problems = self.schema.validate_entity_types(req.entity_types, req.excluded_entity_types)  # step 10
         if problems:
             raise SchemaViolationError(problems)
-        now = utcnow()
+        now = self.clock()
         if not req.uuid and not req.episode_id:
             key_id = message_episode_id(req.group_id, req.role_type, req.role, req.reference_time, req.content)
             req = req.model_copy(update={"episode_id": key_id})
@@ -212,8 +215,8 @@ class IngestPipeline:
                                                  "applied": False}
         result.extraction_notes = dict(extraction.notes)
         if result.rate_limited:
-            log.warning("episode %s group=%s hit the conversation rate limit: %s", result.episode.id, req.group_id,
-                        result.rate_limited)
+            log.warning("episode %s group=%s hit a rate limit: skipped %s (%s)", result.episode.id, req.group_id,
+                        result.rate_limited, result.rate_limit_reasons)
         return result
 
     # ---- helpers --------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal
 
@@ -72,12 +72,45 @@ def message_episode_id(group_id: str, role_type: str | None, role: str | None, w
 
 @dataclass(frozen=True)
 class RateLimits:
-    """Spec 003 SC-003: at most this many new entities / relationships per conversation (None = unlimited).
+    """Spec 003 SC-003: how many new entities / relationships conversations may create (None = unlimited).
 
-    Reinforcing what exists is never limited. Episodes without a conversation id are not counted."""
+    Three limits, each on its own count, the tightest one applying:
+    - per conversation: at most ``entities_per_conversation`` / ``relationships_per_conversation`` in one
+      conversation, ever;
+    - burst: at most ``entities_per_burst`` / ``relationships_per_burst`` in all of a group's conversations within
+      any ``burst_seconds`` (system time);
+    - daily: at most ``entities_per_day`` / ``relationships_per_day`` in all of a group's conversations within any
+      24 hours (system time).
+
+    What a limit stops is skipped, not failed: the message is stored with everything else it says, and the result
+    tells how many records were skipped (``AddEpisodeResult.rate_limited``) and which limit stopped them
+    (``rate_limit_reasons``, the name of the setting). Reinforcing what exists is never limited. Episodes without a
+    conversation id are neither counted nor limited. The defaults of the burst and daily limits are far above what
+    one person's conversations create (a LoCoMo conversation replayed at full speed stays under them) and stop a
+    runaway client or extractor."""
 
     entities_per_conversation: int | None = 20
     relationships_per_conversation: int | None = 50
+    entities_per_burst: int | None = 500
+    relationships_per_burst: int | None = 1000
+    burst_seconds: float = 60.0
+    entities_per_day: int | None = 5000
+    relationships_per_day: int | None = 10000
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "burst_seconds":
+                if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                    raise ValueError(f"burst_seconds: must be a number of seconds above 0, not {value!r}")
+            elif value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"{f.name}: must be a whole number of 0 or more, or None (no limit), not {value!r}")
+
+    def windows(self) -> list[tuple[str, float | None, int | None, int | None]]:
+        """(name, seconds back from now or None for the whole conversation, entity limit, relationship limit)."""
+        return [("conversation", None, self.entities_per_conversation, self.relationships_per_conversation),
+                ("burst", self.burst_seconds, self.entities_per_burst, self.relationships_per_burst),
+                ("day", 86400.0, self.entities_per_day, self.relationships_per_day)]
 
 
 @dataclass
@@ -92,7 +125,9 @@ class AddEpisodeResult:
     speaker_id: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     rate_limited: dict[str, int] = field(default_factory=dict)
-    """New entities/relationships not created because the conversation reached its limit."""
+    """New entities/relationships not created because a rate limit was reached ("entities" / "relationships")."""
+    rate_limit_reasons: dict[str, str] = field(default_factory=dict)
+    """Which limit stopped them, by the name of its ``RateLimits`` setting ("entities": "entities_per_burst")."""
     timings_ms: dict[str, float] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     """Model usage of this episode (calls, prompt/completion tokens, retries, ...); empty without an LLM."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from loregraph.extract.base import SPEAKER, ExtractedEntity, Extraction, ExtractionContext
@@ -76,15 +76,22 @@ class DeltaBuilder:
         self.room = self._room(limits)
 
     def _room(self, limits: RateLimits) -> dict[str, float]:
-        """How many more entities / relationships the conversation may create."""
+        """How many more entities / relationships the conversation may create: the least any limit leaves.
+        ``limit_reason`` keeps, per kind, the name of the setting that leaves the least."""
+        self.limit_reason: dict[str, str] = {}
+        out = {"entities": float("inf"), "relationships": float("inf")}
         conv = self.req.conversation_id
         if conv is None:
-            return {"entities": float("inf"), "relationships": float("inf")}
-        used = self.store.conversation_counts(self.gid, conv)
-        out: dict[str, float] = {}
-        for key, limit in (("entities", limits.entities_per_conversation),
-                           ("relationships", limits.relationships_per_conversation)):
-            out[key] = float("inf") if limit is None else max(0, limit - used[key])
+            return out
+        for window, seconds, *limit_pair in limits.windows():
+            if all(limit is None for limit in limit_pair):
+                continue
+            used = (self.store.conversation_counts(self.gid, conv) if seconds is None else
+                    self.store.creation_counts(self.gid, self.now - timedelta(seconds=seconds)))
+            for key, limit in zip(("entities", "relationships"), limit_pair, strict=True):
+                if limit is not None and max(0, limit - used[key]) < out[key]:
+                    out[key] = max(0, limit - used[key])
+                    self.limit_reason[key] = f"{key}_per_{window}"
         return out
 
     def _take(self, key: str) -> bool:
@@ -426,6 +433,7 @@ class DeltaBuilder:
             facts=list(self.facts.values()), invalidated=list(self.invalidated_facts.values()),
             duplicates=self.duplicates, communities=self.communities, speaker_id=self.speaker_id,
             counts=dict(self.counts), rate_limited=dict(self.rate_limited),
+            rate_limit_reasons={k: self.limit_reason[k] for k in self.rate_limited},
         )
 
 

@@ -994,6 +994,17 @@ class SQLStore:
                               (group_id, conversation_id))[0]
         return {"entities": ents, "relationships": facts}
 
+    def creation_counts(self, group_id: str, since: datetime) -> dict[str, int]:
+        """Entities and relationships the group's conversations created at or after ``since`` (system time; for
+        the burst and daily rate limits)."""
+        t = self._ts(since)
+        with self._read() as c:
+            ents = self._one(c, "SELECT COUNT(*) FROM entities WHERE group_id = ? AND conversation_id IS NOT NULL "
+                                "AND created_at >= ?", (group_id, t))[0]
+            facts = self._one(c, "SELECT COUNT(*) FROM facts WHERE group_id = ? AND conversation_id IS NOT NULL "
+                                 "AND created_at >= ?", (group_id, t))[0]
+        return {"entities": ents, "relationships": facts}
+
     def speakers(self, group_id: str) -> list[Entity]:
         """Entities that stand for a speaking user of the group."""
         return [self._entity(r) for r in self._fetch(
