@@ -8,6 +8,7 @@ connection's busy timeout; PostgreSQL: the database's ``lock_timeout``)."""
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import grpc
 import httpx
@@ -93,3 +94,23 @@ def test_a_rest_write_that_times_out_on_a_lock_is_503_with_retry_after(tmp_path,
             assert client.get("/health").json()["status"] == "ok"  # a lock wait is not a degraded store
     finally:
         srv.stop()
+
+
+async def test_an_mcp_write_that_times_out_on_a_lock_says_busy_and_retry(tmp_path, pg_url, pg_db):
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from test_documents_mcp import _env
+
+    short_lock_timeout(pg_url, pg_db)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "loregraph.cli", "mcp", "--db", pg_db],
+                                   cwd=tmp_path, env=_env({}))
+    args = {"group_id": "g", "messages": [{"content": "I use Rust.", "role_type": "user"}]}
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            with group_write_locked(pg_db, "g"):
+                busy = await client.call_tool("add_messages", args)
+            assert busy.is_error, busy.structured_content
+            assert "busy" in busy.content[0].text and "retry" in busy.content[0].text, busy.content[0].text
+            again = await client.call_tool("add_messages", args)
+            assert not again.is_error, again.content[0].text

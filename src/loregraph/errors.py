@@ -1,7 +1,7 @@
 """The errors loregraph raises on purpose, as one tree.
 
 Every layer raises these; every interface maps them once (REST: ``api/rest/errors.py``, gRPC: ``api/grpc/errors.py``,
-CLI: ``cli/main.py``):
+CLI: ``cli/app.py``):
 
     LoregraphError
     ├── InvalidInputError       bad input, naming the field and the rule            → 422 / exit 1
@@ -58,12 +58,12 @@ class StoreBusyError(StoreError):
 
 # PostgreSQL: lock_not_available (lock_timeout, NOWAIT), deadlock_detected, serialization_failure
 _PG_LOCK_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
-_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+_SQLITE_BUSY = 5  # "database is locked"; not SQLITE_LOCKED (6): a conflict inside one connection is a bug
 
 
 def is_lock_timeout(exc: BaseException) -> bool:
     """Whether a database driver's error (or its cause) is a lock wait that timed out or lost a conflict: SQLite
-    ``SQLITE_BUSY``/``SQLITE_LOCKED`` ("database is locked"), PostgreSQL SQLSTATE 55P03, 40P01 or 40001."""
+    ``SQLITE_BUSY`` ("database is locked"), PostgreSQL SQLSTATE 55P03, 40P01 or 40001."""
     seen: BaseException | None = exc
     for _ in range(3):
         if seen is None:
@@ -71,7 +71,7 @@ def is_lock_timeout(exc: BaseException) -> bool:
         if isinstance(seen, StoreBusyError) or getattr(seen, "sqlstate", None) in _PG_LOCK_SQLSTATES:
             return True
         code = getattr(seen, "sqlite_errorcode", None)
-        if isinstance(code, int) and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        if isinstance(code, int) and code & 0xFF == _SQLITE_BUSY:
             return True
         seen = seen.__cause__ or seen.__context__
     return False

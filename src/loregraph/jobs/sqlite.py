@@ -13,7 +13,6 @@ at a time under a lock. Payloads hold message content, so a done job's payload i
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -22,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from loregraph.errors import StoreError, lock_timeout_error
+from loregraph.errors import StoreError
 from loregraph.jobs.base import (
     FAILED_LIST_LIMIT,
     Job,
@@ -31,9 +30,9 @@ from loregraph.jobs.base import (
     QueueMaintenance,
     is_storage_failure,
 )
+from loregraph.store.sqlite_tx import immediate_transaction
 from loregraph.store.timefmt import ts
 
-log = logging.getLogger("loregraph.jobs")
 _COLS = "seq, id, group_id, kind, payload, status, attempts, error, episode_id, created_at, started_at, finished_at"
 
 
@@ -77,40 +76,10 @@ class SQLiteJobQueue(QueueMaintenance):
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
-        """BEGIN IMMEDIATE … COMMIT. Any failure, the COMMIT's own included (a full disk, an I/O error, a constraint
-        checked at COMMIT), rolls back what is still open — SQLite keeps a transaction open after some failed
-        COMMITs, and its write lock with it — so the next write works; a failed COMMIT is a ``StoreError``."""
-        with self._lock:
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except Exception as exc:  # another writer held the lock past the busy timeout
-                busy = lock_timeout_error(exc)
-                if busy is not None:
-                    raise busy from exc
-                raise
-            committing = False
-            try:
-                yield self.conn
-                committing = True
-                self.conn.execute("COMMIT")
-            except BaseException as exc:
-                self._abandon_tx()
-                busy = lock_timeout_error(exc) if isinstance(exc, Exception) else None
-                if busy is not None and busy is not exc:
-                    raise busy from exc
-                if committing and isinstance(exc, Exception) and not isinstance(exc, StoreError):
-                    log.error("queue commit failed on %s: %s", self.path, type(exc).__name__)
-                    raise StoreError(f"the queue's transaction could not be committed ({type(exc).__name__}: "
-                                     f"{exc}); nothing was written") from exc
-                raise
-
-    def _abandon_tx(self) -> None:
-        """Roll back the open transaction, unless SQLite has already (it does after some failures)."""
-        if self.conn.in_transaction:
-            try:
-                self.conn.execute("ROLLBACK")
-            except Exception as exc:  # the original failure is what the caller needs to see
-                log.error("queue rollback failed on %s: %s", self.path, type(exc).__name__)
+        """One write transaction (``immediate_transaction``: a failed COMMIT is reported, leaves nothing written,
+        and the queue — and every other writer of the file — can write again)."""
+        with self._lock, immediate_transaction(self.conn, str(self.path)) as c:
+            yield c
 
     # ---- producer -------------------------------------------------------------------------------
     def notify(self, group_id: str = "") -> None:

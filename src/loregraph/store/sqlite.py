@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from loregraph.errors import StoreError, lock_timeout_error
+from loregraph.errors import StoreError
 from loregraph.graph.types import Block
 from loregraph.jobs.sqlite import SQLiteJobQueue
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 from loregraph.store.caches import LRU, TermStats
 from loregraph.store.sql import BLOCK_COLS, TABLE, SQLStore, chunks
+from loregraph.store.sqlite_tx import immediate_transaction
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
 from loregraph.store.timefmt import parse_ts, ts
 from loregraph.store.vectors import GroupVectors, ScopedGroupVectors
@@ -188,9 +189,7 @@ class SQLiteStore(SQLStore):
         except BaseException:
             self.conn.execute(f"ROLLBACK TO {name}")
             self.conn.execute(f"RELEASE {name}")
-            self._row_counts.clear()
-            self._vector_counts.clear()
-            self._df_cache.clear()
+            self._forget_cached_counts()
             raise
         else:
             self.conn.execute(f"RELEASE {name}")
@@ -198,47 +197,23 @@ class SQLiteStore(SQLStore):
             self._tx_depth -= 1
 
     def _outer_tx(self) -> Iterator[Any]:
-        """BEGIN IMMEDIATE … COMMIT. Any failure, the COMMIT's own included (a deferred constraint, a full disk,
-        an I/O error), rolls back what is still open — SQLite keeps a transaction open after some failed COMMITs —
-        so the connection is usable for the next write; a failed COMMIT is raised as a ``StoreError``."""
+        """BEGIN IMMEDIATE … COMMIT (``immediate_transaction``: a failed COMMIT leaves nothing written and the
+        connection usable), bumping the generations of the vectors it touched; a failure forgets cached counts."""
         with self._lock:
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except Exception as exc:  # another writer held the lock past the busy timeout
-                busy = lock_timeout_error(exc)
-                if busy is not None:
-                    raise busy from exc
-                raise
             self._touched_vectors = set()
-            committing = False
-            try:
-                yield self.conn
-                self.conn.executemany(
-                    "INSERT INTO vector_generations VALUES (?,?,1) ON CONFLICT(kind, group_id) "
-                    "DO UPDATE SET gen = gen + 1", sorted(self._touched_vectors))
-                committing = True
-                self.conn.execute("COMMIT")
-            except BaseException as exc:
-                self._abandon_tx()
-                busy = lock_timeout_error(exc) if isinstance(exc, Exception) else None
-                if busy is not None and busy is not exc:
-                    raise busy from exc
-                if committing and isinstance(exc, Exception) and not isinstance(exc, StoreError):
-                    log.error("commit failed on %s: %s", self.path, type(exc).__name__)
-                    raise StoreError(f"the transaction could not be committed ({type(exc).__name__}: {exc}); "
-                                     "nothing was written") from exc
-                raise
+            with immediate_transaction(self.conn, str(self.path), before_commit=self._bump_vector_generations,
+                                       on_failure=self._forget_cached_counts) as c:
+                yield c
 
-    def _abandon_tx(self) -> None:
-        """Roll back the open transaction (if SQLite has not already) and forget counts it may have changed."""
+    def _bump_vector_generations(self) -> None:
+        self.conn.executemany("INSERT INTO vector_generations VALUES (?,?,1) ON CONFLICT(kind, group_id) "
+                              "DO UPDATE SET gen = gen + 1", sorted(self._touched_vectors))
+
+    def _forget_cached_counts(self) -> None:
+        """Counts a rolled-back transaction may have changed."""
         self._row_counts.clear()
         self._vector_counts.clear()
         self._df_cache.clear()
-        if self.conn.in_transaction:
-            try:
-                self.conn.execute("ROLLBACK")
-            except Exception as exc:  # the original failure is what the caller needs to see
-                log.error("rollback failed on %s: %s", self.path, type(exc).__name__)
 
     def _create_vector_storage(self, c: Any, dim: int) -> None:
         for kind in ("episode", "entity", "fact", "chunk", "community"):
