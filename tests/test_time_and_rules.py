@@ -250,3 +250,8 @@ async def test_relationship_limits_name_the_limit_that_stopped_them(tmp_path, em
 def test_rate_limit_settings_are_checked_naming_the_setting(setting, value):
     with pytest.raises(ValueError, match=f"^{setting}: must be"):
         RateLimits(**{setting: value})
+
+
+def test_rate_limit_settings_accept_their_edges():
+    limits = RateLimits(entities_per_burst=0, relationships_per_day=0, burst_seconds=0.5)  # 0 = nothing new at all
+    assert (limits.entities_per_burst, limits.relationships_per_day, limits.burst_seconds) == (0, 0, 0.5)
