@@ -375,3 +375,37 @@ def test_document_reads_and_deletes_stay_in_their_group_and_collection(either_st
     assert either_store.list_entities("g") == []
     assert [c.name for c, _ in either_store.list_collections("g")] == ["manuals"]
     assert [c.name for c, _ in either_store.list_collections("other")] == ["manuals", "notes"]
+
+
+def test_communities_edges_and_neighbours_read_back_whole(either_store):
+    delta, x = shared_graph("g")
+    ada, bob, cy, dee, quiet, echo = (x[n].id for n in ("ada", "bob", "cy", "dee", "quiet", "echo"))
+    shared = x["shared"].model_copy(update={"confidence": 0.6})
+    ended = x["only2"].model_copy(update={"invalid_at": T0 + timedelta(days=3)})  # ada -> cy, ended
+    small = Community(group_id="g", name="ada and bob", summary="the pair", member_ids=[ada, bob],
+                      created_at=T0, updated_at=T0 + timedelta(days=2), embedding=vec(5))
+    big = Community(group_id="g", name="cy and co", summary="three", member_ids=[cy, dee, quiet], created_at=T0,
+                    updated_at=T0, embedding=vec(6))
+    either_store.apply(delta.model_copy(update={"facts": [shared, x["only1"], ended], "communities": [small, big],
+                                                "communities_rebuilt": True}), SCHEMA)
+    other, _ = shared_graph("other")
+    either_store.apply(other, SCHEMA)
+
+    assert either_store.community_state("g") == {"members": 5, "communities": 2, "drift": 0}
+    either_store.apply(GraphDelta(group_id="g", community_drift=3), SCHEMA)
+    assert either_store.community_state("g") == {"members": 5, "communities": 2, "drift": 3}
+    assert either_store.community_state("other") is None
+    (got,) = either_store.get_communities("g", [small.id])
+    assert (got.id, got.group_id, got.name, got.summary, got.created_at, got.updated_at, sorted(got.member_ids)) == (
+        small.id, "g", "ada and bob", "the pair", T0, T0 + timedelta(days=2), sorted([ada, bob]))
+    listed = either_store.list_communities("g", 10)
+    assert [(c.name, sorted(c.member_ids)) for c in listed] == [("cy and co", sorted([cy, dee, quiet])),
+                                                                ("ada and bob", sorted([ada, bob]))]
+    assert either_store.community_membership("g", [ada, cy, echo]) == {ada: small.id, cy: big.id}
+
+    assert either_store.current_edges("g", 10) == [(shared.id, ada, bob, 0.6), (x["only1"].id, cy, dee, 1.0)]
+    assert either_store.current_edges("g", 1) == [(shared.id, ada, bob, 0.6)]
+    assert either_store.neighbours_among("g", ada, [bob, cy, dee, echo], TimeFilter()) == {bob}
+    assert either_store.neighbours_among("g", cy, [ada, dee], TimeFilter()) == {dee}  # from either side
+    assert either_store.neighbours_among("g", ada, [bob, cy, dee], TimeFilter(include_expired=True)) == {bob, cy}
+    assert either_store.neighbours_among("g", ada, [cy], TimeFilter(as_of=T0 + timedelta(days=1))) == {cy}

@@ -213,7 +213,7 @@ async def test_burst_and_daily_limits_count_every_conversation_of_the_group_in_t
         late = await say(600, "m4")
         assert made(late) == [] and late.rate_limit_reasons == {"entities": "entities_per_day"}
         assert (await say(86_399, "m4")).rate_limit_reasons == {"entities": "entities_per_day"}
-        assert made(await say(86_405, "m4")) == ["Tool4"]  # a day after the speaker and Tool0 were created
+        assert made(await say(86_400.5, "m4")) == ["Tool4"]  # just over a day after the speaker and Tool0
         names = sorted(e.name for e in await m.list_entities("b") if e.name.startswith("Tool"))
         assert names == ["Tool0", "Tool1", "Tool2", "Tool3", "Tool4"]
     finally:
@@ -250,3 +250,8 @@ async def test_relationship_limits_name_the_limit_that_stopped_them(tmp_path, em
 def test_rate_limit_settings_are_checked_naming_the_setting(setting, value):
     with pytest.raises(ValueError, match=f"^{setting}: must be"):
         RateLimits(**{setting: value})
+
+
+def test_rate_limit_settings_accept_their_edges():
+    limits = RateLimits(entities_per_burst=0, relationships_per_day=0, burst_seconds=0.5)  # 0 = nothing new at all
+    assert (limits.entities_per_burst, limits.relationships_per_day, limits.burst_seconds) == (0, 0, 0.5)
