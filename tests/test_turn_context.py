@@ -9,7 +9,17 @@ import pytest
 
 from loregraph.memory import Memory, Message
 from loregraph.search.dates import FOLLOWING_DAYS, named_window
-from loregraph.search.turns import CONTEXT_WEIGHT, DATE_BOOST, SESSION_WEIGHT, rescore_turns
+from loregraph.search.turns import (
+    CONTEXT_WEIGHT,
+    DATE_BOOST,
+    SESSION_WEIGHT,
+    TIME_ANSWER_BOOST,
+    TIME_ANSWER_POOL,
+    asks_when,
+    lift_time_answers,
+    rescore_turns,
+    tells_time,
+)
 
 T0 = datetime(2022, 3, 17, 14, 0, tzinfo=UTC)
 
@@ -58,6 +68,20 @@ def test_a_turn_said_in_the_named_window_is_lifted():
     plain = dict(rescore_turns([("later", 0.6), ("then", 0.5)], places, None))
     assert got["then"] == pytest.approx(plain["then"] + DATE_BOOST) and got["later"] == pytest.approx(plain["later"])
     assert got["then"] > got["later"]
+
+
+def test_a_when_question_lifts_the_turns_that_tell_a_time():
+    assert asks_when("When did Audrey move to a new place?") and asks_when("How long has John played drums?")
+    assert asks_when("What year did they meet?") and not asks_when("What did Audrey eat for dinner?")
+    assert tells_time("Woohoo! I moved last week, bigger backyard!") and tells_time("I've had them 3 years ago")
+    assert not tells_time("I love my new place with a bigger backyard.")
+    texts = {"place": "Audrey(user): I love my new place.", "moved": "Audrey(user): Yesterday I moved to a new place!",
+             "far": "Audrey(user): Last week was fun."}
+    scored = [("place", 0.9), ("moved", 0.8)] + [(f"x{n}", 0.5) for n in range(TIME_ANSWER_POOL - 2)] + [("far", 0.1)]
+    lifted = lift_time_answers(scored, texts)
+    assert lifted[0] == ("moved", pytest.approx(0.8 + TIME_ANSWER_BOOST))
+    assert lifted[1] == ("place", 0.9) and lifted[-1] == ("far", 0.1)  # beyond the pool: not looked at
+    assert len(lifted) == len(scored)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -19,7 +19,7 @@ from loregraph.graph.types import Community, Entity, Episode, Fact, as_utc, vali
 from loregraph.models.embedder import Embedder
 from loregraph.search.dates import named_window
 from loregraph.search.graph import GraphQuery, route
-from loregraph.search.turns import rescore_turns
+from loregraph.search.turns import TIME_ANSWER_POOL, asks_when, lift_time_answers, rescore_turns
 from loregraph.store.base import Hit, Store, TimeFilter
 
 SearchPart = Literal["facts", "entities", "episodes", "communities"]
@@ -362,9 +362,11 @@ class HybridSearch:
                 for g in groups:
                     places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
                 places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
-                chosen = rescore_turns(ep_ranked, places, named_window(req.query))[:req.limit]
-                eps = self._load_episodes(groups, [i for i, _ in chosen])
-                out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen if i in eps]
+                chosen = rescore_turns(ep_ranked, places, named_window(req.query))
+                eps = self._load_episodes(groups, [i for i, _ in chosen[:max(req.limit, TIME_ANSWER_POOL)]])
+                if asks_when(req.query):  # the turn answering a when-question says when
+                    chosen = lift_time_answers(chosen, {i: e.content for i, e in eps.items()})
+                out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
             step = max(req.limit, 10)
             for start in range(0, len(ep_ranked) if not req.turn_context else 0, step):
                 ranked_part = ep_ranked[start:start + step]  # load in score order until enough pass the filters
