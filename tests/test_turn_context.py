@@ -84,16 +84,11 @@ def test_a_when_question_lifts_the_turns_that_tell_a_time():
     assert len(lifted) == len(scored)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request, tmp_path):
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_db")
-    return f"sqlite:///{tmp_path / 'm.db'}"
-
-
-async def test_search_finds_the_turn_of_the_named_day_and_can_turn_it_off(db_url):
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_search_finds_the_turn_of_the_named_day_and_can_turn_it_off(backend, request, tmp_path):
     """Two sessions tell of bowling; the question names the day before the first one ("yesterday I went bowling"),
     so that session's turn comes first, though the later one matches the words better."""
+    db_url = request.getfixturevalue("pg_db") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
     async with await Memory.open(db_url) as m:
         sessions = {"s1": (T0, ["Yesterday I went bowling and got two strikes.", "Nice, well done!"]),
                     "s2": (T0 + timedelta(days=80), ["Bowling again: I love bowling, strikes and bowling nights.",
