@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from loregraph.graph.types import Community, Entity, Episode, Fact, as_utc, validate_group_id
 from loregraph.models.embedder import Embedder
+from loregraph.search.dates import named_window
 from loregraph.search.graph import GraphQuery, route
+from loregraph.search.turns import TIME_ANSWER_POOL, asks_when, lift_time_answers, rescore_turns
 from loregraph.store.base import Hit, Store, TimeFilter
 
 SearchPart = Literal["facts", "entities", "episodes", "communities"]
@@ -74,6 +76,10 @@ class SearchRequest(BaseModel):
     neighbours: int | None = Field(default=None, ge=0, le=5,
                                    description="Turns before/after the best episode kept as its context (evidence()); "
                                                "default 2 when limit >= 10, else 1")
+    turn_context: bool = Field(
+        default=True,
+        description="Rescore candidate messages with their conversation (neighbouring turns, session strength) and "
+                    "the day or month the query names (search.turns); False ranks each message alone")
     fusion: Literal["convex", "rrf"] = "convex"
     vector_weight: float = Field(default=VECTOR_WEIGHT, ge=0.0, le=1.0)
     min_relevance: float | None = Field(
@@ -351,9 +357,19 @@ class HybridSearch:
             ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req,
                                     (early["episode"][0].result(), early["episode"][1].result())
                                     if "episode" in early else None, best=closest)
+            if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
+                places: dict[str, tuple[str | None, datetime]] = {}
+                for g in groups:
+                    places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
+                places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
+                chosen = rescore_turns(ep_ranked, places, named_window(req.query))
+                eps = self._load_episodes(groups, [i for i, _ in chosen[:max(req.limit, TIME_ANSWER_POOL)]])
+                if asks_when(req.query):  # the turn answering a when-question says when
+                    chosen = lift_time_answers(chosen, {i: e.content for i, e in eps.items()})
+                out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
             step = max(req.limit, 10)
-            for start in range(0, len(ep_ranked), step):  # load in score order until enough pass the filters
-                ranked_part = ep_ranked[start:start + step]
+            for start in range(0, len(ep_ranked) if not req.turn_context else 0, step):
+                ranked_part = ep_ranked[start:start + step]  # load in score order until enough pass the filters
                 eps = self._load_episodes(groups, [i for i, _ in ranked_part])
                 out.episodes += [ScoredEpisode(eps[i], round(s, 6)) for i, s in ranked_part
                                  if i in eps and self._episode_ok(eps[i], flt, req.as_of)]
@@ -449,11 +465,15 @@ class HybridSearch:
 
     @staticmethod
     def _episode_ok(ep: Episode, flt: SearchFilters, as_of: datetime | None) -> bool:
-        if as_of is not None and ep.valid_at > as_of:
+        return HybridSearch._time_ok(ep.valid_at, flt, as_of)
+
+    @staticmethod
+    def _time_ok(valid_at: datetime, flt: SearchFilters, as_of: datetime | None) -> bool:
+        if as_of is not None and valid_at > as_of:
             return False
-        if flt.valid_after and ep.valid_at < flt.valid_after:
+        if flt.valid_after and valid_at < flt.valid_after:
             return False
-        return not (flt.valid_before and ep.valid_at > flt.valid_before)
+        return not (flt.valid_before and valid_at > flt.valid_before)
 
     @staticmethod
     def _fact_ok(f: Fact, flt: SearchFilters, tf: TimeFilter) -> bool:

@@ -818,6 +818,12 @@ class SQLStore:
     def get_episodes(self, group_id: str, ids: Sequence[str]) -> list[Episode]:
         return self._by_ids("episodes", EP_COLS, group_id, ids, self._episode)
 
+    def episode_places(self, group_id: str, ids: Sequence[str]) -> dict[str, tuple[str | None, datetime]]:
+        """Where each episode sits, by id: its conversation id and ``valid_at`` (no content: cheap for a
+        search's whole candidate pool)."""
+        rows = self._by_ids("episodes", "id, conversation_id, valid_at", group_id, ids, tuple)
+        return {r[0]: (r[1], self._required_ts(r[2])) for r in rows}
+
     def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
         return self._by_ids("entities", ENT_COLS, group_id, ids, self._entity, " AND deleted_at IS NULL")
 

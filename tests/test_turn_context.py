@@ -1,0 +1,106 @@
+"""Issue 16 part 1: candidate messages are rescored with their conversation (neighbouring turns, session strength)
+and with the day or month a question names (search.turns, search.dates), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from loregraph.memory import Memory, Message
+from loregraph.search.dates import FOLLOWING_DAYS, named_window
+from loregraph.search.turns import (
+    CONTEXT_WEIGHT,
+    DATE_BOOST,
+    SESSION_WEIGHT,
+    TIME_ANSWER_BOOST,
+    TIME_ANSWER_POOL,
+    asks_when,
+    lift_time_answers,
+    rescore_turns,
+    tells_time,
+)
+
+T0 = datetime(2022, 3, 17, 14, 0, tzinfo=UTC)
+
+
+def day(y: int, m: int, d: int) -> datetime:
+    return datetime(y, m, d, tzinfo=UTC)
+
+
+def test_named_days_and_months_become_windows_that_run_a_week_on():
+    week = timedelta(days=FOLLOWING_DAYS)
+    assert named_window("What did Audrey eat for dinner on October 24, 2023?") == \
+        (day(2023, 10, 24), day(2023, 10, 25) + week)
+    assert named_window("Which activity was James pursuing on 16 March 2022?") == \
+        (day(2022, 3, 16), day(2022, 3, 17) + week)
+    assert named_window("Did Andrew have a pet dog during March 2023?") == (day(2023, 3, 1), day(2023, 4, 1) + week)
+    assert named_window("Where did they travel in Dec, 2023?") == (day(2023, 12, 1), day(2024, 1, 1) + week)
+
+
+@pytest.mark.parametrize("text", ["How many pets did Andrew have, as of September 2023?",  # a bound, not a window
+                                  "What changed after May 3, 2023?", "What did Mark 2022 do?",  # no month
+                                  "Who called on February 30, 2023?",  # not a date
+                                  "When did Caroline go to the support group?"])
+def test_bounds_non_dates_and_undated_questions_get_no_window(text):
+    assert named_window(text) is None
+
+
+def test_a_turn_is_lifted_by_its_neighbours_and_its_session():
+    """An answer that shares no word with the question ("Three years now") follows the question it answers: its
+    neighbour's score lifts it over a lone turn of a weaker conversation that scored a little higher alone."""
+    places = {"ask": ("s1", T0), "answer": ("s1", T0 + timedelta(seconds=1)), "lone": ("s2", T0 + timedelta(days=9))}
+    ranked = [("ask", 1.0), ("lone", 0.30), ("answer", 0.25)]
+    got = dict(rescore_turns(ranked, places, None))
+    assert got["answer"] == pytest.approx(0.25 + CONTEXT_WEIGHT * 1.0 + SESSION_WEIGHT * 1.0)
+    s1 = (1.0 + CONTEXT_WEIGHT * 0.25 + 0.25 + CONTEXT_WEIGHT * 1.0) / 3
+    assert got["lone"] == pytest.approx(0.30 + SESSION_WEIGHT * (0.30 / 3) / s1)
+    assert [i for i, _ in rescore_turns(ranked, places, None)] == ["ask", "answer", "lone"]
+    # filtered-out candidates (no place) are dropped; a turn without a conversation keeps its own score
+    alone = rescore_turns([("x", 0.5), ("gone", 0.9)], {"x": (None, T0)}, None)
+    assert alone == [("x", 0.5)]
+
+
+def test_a_turn_said_in_the_named_window_is_lifted():
+    places = {"then": ("s1", T0), "later": ("s2", T0 + timedelta(days=90))}
+    window = named_window("What did James do on March 16, 2022?")
+    got = dict(rescore_turns([("later", 0.6), ("then", 0.5)], places, window))
+    plain = dict(rescore_turns([("later", 0.6), ("then", 0.5)], places, None))
+    assert got["then"] == pytest.approx(plain["then"] + DATE_BOOST) and got["later"] == pytest.approx(plain["later"])
+    assert got["then"] > got["later"]
+
+
+def test_a_when_question_lifts_the_turns_that_tell_a_time():
+    assert asks_when("When did Audrey move to a new place?") and asks_when("How long has John played drums?")
+    assert asks_when("What year did they meet?") and not asks_when("What did Audrey eat for dinner?")
+    assert tells_time("Woohoo! I moved last week, bigger backyard!") and tells_time("I've had them 3 years ago")
+    assert not tells_time("I love my new place with a bigger backyard.")
+    texts = {"place": "Audrey(user): I love my new place.", "moved": "Audrey(user): Yesterday I moved to a new place!",
+             "far": "Audrey(user): Last week was fun."}
+    scored = [("place", 0.9), ("moved", 0.8)] + [(f"x{n}", 0.5) for n in range(TIME_ANSWER_POOL - 2)] + [("far", 0.1)]
+    lifted = lift_time_answers(scored, texts)
+    assert lifted[0] == ("moved", pytest.approx(0.8 + TIME_ANSWER_BOOST))
+    assert lifted[1] == ("place", 0.9) and lifted[-1] == ("far", 0.1)  # beyond the pool: not looked at
+    assert len(lifted) == len(scored)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_search_finds_the_turn_of_the_named_day_and_can_turn_it_off(backend, request, tmp_path):
+    """Two sessions tell of bowling; the question names the day before the first one ("yesterday I went bowling"),
+    so that session's turn comes first, though the later one matches the words better."""
+    db_url = request.getfixturevalue("pg_db") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+    async with await Memory.open(db_url) as m:
+        sessions = {"s1": (T0, ["Yesterday I went bowling and got two strikes.", "Nice, well done!"]),
+                    "s2": (T0 + timedelta(days=80), ["Bowling again: I love bowling, strikes and bowling nights.",
+                                                    "You really love it."])}
+        for conv, (start, texts) in sessions.items():
+            for n, text in enumerate(texts):
+                await m.add_messages("g1", [Message(content=text, role_type="user", role=["James", "John"][n % 2],
+                                                    timestamp=start + timedelta(seconds=n))], conversation_id=conv)
+        question = "Which bowling strikes did James get on March 16, 2022?"
+        dated = await m.search(question, "g1", limit=4, include=["episodes"])
+        assert "Yesterday I went bowling" in dated.episodes[0].episode.content
+        alone = await m.search(question, "g1", limit=4, include=["episodes"], turn_context=False)
+        assert "Bowling again" in alone.episodes[0].episode.content
+        # the group scope holds: another group sees none of it
+        assert (await m.search(question, "other", limit=4, include=["episodes"])).episodes == []
