@@ -118,15 +118,23 @@ def test_memory_moves_in_and_out_of_citus(citus_db, tmp_path):
 
 
 # ---- a worker stopped and restarted mid-run ------------------------------------------------------------------
+_DATA_DIRS: dict[int, Path] = {}
+
+
 def _pg_ctl(port: int, action: str) -> None:
-    data = Path("/tmp/citus-cluster") / f"n{port}"
+    """Stop or start the worker on ``port``: its data directory asked from the server itself while it runs (the
+    cluster lives where citus-setup.sh was told, CITUS_DIR), its socket and log next to it."""
+    if port not in _DATA_DIRS:
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/postgres", autocommit=True) as c:
+            _DATA_DIRS[port] = Path(c.execute("SHOW data_directory").fetchone()[0])
+    data = _DATA_DIRS[port]
     if not data.exists():
-        pytest.skip(f"the worker on port {port} is not one of citus-setup.sh's nodes ({data} is absent)")
-    opts = (f"-c listen_addresses=127.0.0.1 -p {port} -k /tmp/citus-cluster -c shared_preload_libraries=citus "
+        pytest.skip(f"the worker on port {port} runs elsewhere ({data} is not on this machine)")
+    opts = (f"-c listen_addresses=127.0.0.1 -p {port} -k {data.parent} -c shared_preload_libraries=citus "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
     cmd = ["/usr/lib/postgresql/15/bin/pg_ctl", "-D", str(data), "-w", "-m", "fast", action]
     if action == "start":
-        cmd += ["-l", f"/tmp/citus-cluster/n{port}.log", "-o", opts]
+        cmd += ["-l", f"{data.parent}/n{port}.log", "-o", opts]
     subprocess.run(["runuser", "-u", "postgres", "--", *cmd], check=True, capture_output=True, timeout=120)
 
 
