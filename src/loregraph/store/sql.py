@@ -152,6 +152,10 @@ class SQLStore:
         """Columns written with a record for its text and vector indexes (PostgreSQL keeps them in the row)."""
         return []
 
+    def _before_upserts(self, c: Any, delta: GraphDelta) -> None:
+        """Called in ``apply`` before the delta's episodes, entities and facts are written (PostgreSQL reads what
+        its statistics need of the rows being replaced, for the three kinds in one statement)."""
+
     def _index_record(self, c: Any, kind: SearchKind, seq: int, group_id: str, body: str,
                       embedding: list[float] | None) -> None:
         """Write a record's text and vector index rows after the row itself (SQLite keeps side tables)."""
@@ -285,6 +289,7 @@ class SQLStore:
             violations = schema.validate_delta(delta, lambda ids: self.node_types(gid, ids))
             if violations:
                 raise SchemaViolationError(violations)
+            self._before_upserts(c, delta)
             self._upsert_episodes(c, delta.episodes)
             self._upsert_entities(c, delta.entities)
             self._upsert_facts(c, delta.facts)
