@@ -13,7 +13,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from loregraph.graph.types import Episode, Fact, GraphDelta
+from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
 from loregraph.store import StoreError, TimeFilter
 from loregraph.store.postgres import PostgresStore
 from test_store import DIM, SCHEMA, T0, small_graph, vec
@@ -78,6 +78,73 @@ def _delta(group: str, i: int, vocab: list[str]) -> GraphDelta:
                       mentions=g.mentions)
 
 
+def _assert_term_statistics_match_rows(url: str, group: str) -> None:
+    """The BM25 statistics kept for a group (fts_stats, fts_terms) equal a recount from its rows."""
+    with psycopg.connect(url) as c:
+        for table, kind in (("facts", "fact"), ("episodes", "episode"), ("entities", "entity")):
+            docs, tokens = c.execute("SELECT docs, tokens FROM fts_stats WHERE kind = %s AND group_id = %s",
+                                     (kind, group)).fetchone()
+            assert (docs, tokens) == c.execute(
+                f"SELECT COUNT(*), SUM(fts_len) FROM {table} WHERE group_id = %s", (group,)).fetchone()
+            recount = dict(c.execute(f"SELECT u.lexeme, COUNT(*) FROM {table} x, unnest(x.fts) u "
+                                     "WHERE x.group_id = %s GROUP BY 1", (group,)).fetchall())
+            kept = dict(c.execute("SELECT term, df FROM fts_terms WHERE kind = %s AND group_id = %s AND df > 0",
+                                  (kind, group)).fetchall())
+            assert kept == recount
+
+
+def _bulk(group: str, n: int, tag: str, like: GraphDelta | None = None) -> GraphDelta:
+    """A person, ``n`` tools and a fact (and an episode) from the person to each, texts carrying ``tag``; with
+    ``like``, the same entity and fact ids as that delta."""
+    ents = like.entities if like else [
+        Entity(group_id=group, name=f"{tag} person", type="person", embedding=vec(5000)),
+        *(Entity(group_id=group, name=f"{tag} tool {i}", type="tool", embedding=vec(5001 + i)) for i in range(n))]
+    eps = [Episode(group_id=group, content=f"{tag} note {i} orbit", valid_at=T0, embedding=vec(3000 + i))
+           for i in range(n)]
+    facts = [Fact(group_id=group, source_id=ents[0].id, target_id=ents[i + 1].id, type="USES",
+                  fact=f"{tag} fact {i} ledger", episodes=[eps[i].id], valid_at=T0, embedding=vec(4000 + i),
+                  **({"id": like.facts[i].id} if like else {}))
+             for i in range(n)]
+    return GraphDelta(group_id=group, episodes=eps, entities=ents, facts=facts)
+
+
+@pytest.mark.parametrize("backend", ["postgres", "citus"])
+def test_a_write_takes_as_many_statements_for_200_facts_as_for_20(backend, request, monkeypatch):
+    """Records go many to a statement and the BM25 statistics are kept per batch, not per row (on Citus every
+    statement, and every statement of a per-row trigger, is a trip to a worker); the statistics still equal a
+    recount after inserts, rewrites of the same ids and an id given twice in one delta."""
+    url = request.getfixturevalue("pg_db" if backend == "postgres" else "citus_db")
+    s = _store(url, pool_size=1)
+    try:
+        statements: list[str] = []
+        real = psycopg.Connection.execute
+
+        def counted(self, query, *args, **kw):  # a spy: every statement still runs on the real server
+            statements.append(str(query)[:40])
+            return real(self, query, *args, **kw)
+
+        monkeypatch.setattr(psycopg.Connection, "execute", counted)
+        first = _bulk("g", 20, "alpha")
+        s.apply(first, SCHEMA)
+        small = len(statements)
+        statements.clear()
+        s.apply(_bulk("g2", 200, "beta"), SCHEMA)
+        assert len(statements) == small, statements
+        monkeypatch.undo()
+        _assert_term_statistics_match_rows(url, "g")
+        _assert_term_statistics_match_rows(url, "g2")
+        # the same ids rewritten with other words, one fact twice in the delta (its last text stays)
+        again = _bulk("g", 20, "gamma", like=first)
+        twice = again.facts[3].model_copy(update={"fact": "delta rewritten twice kernel"})
+        s.apply(again.model_copy(update={"facts": [*again.facts, twice]}), SCHEMA)
+        _assert_term_statistics_match_rows(url, "g")
+        assert [h.id for h in s.fulltext("fact", ["g"], "kernel", 5)] == [twice.id]
+        assert s.fulltext("fact", ["g"], "alpha", 5) == []
+        assert len(s.fulltext("fact", ["g"], "gamma", 50)) == 19
+    finally:
+        s.close()
+
+
 def test_concurrent_writers_of_one_group_neither_deadlock_nor_skew_term_statistics(pg_db):
     """Two stores (as two processes would) and four threads write one group at once: two add deltas, two
     delete episodes written before (which touches the tables in the opposite order). Every write lands, and
@@ -109,17 +176,7 @@ def test_concurrent_writers_of_one_group_neither_deadlock_nor_skew_term_statisti
     try:
         assert errors == []
         assert stores[0].count("g")["facts"] == 80 and stores[0].count("g")["episodes"] == 80
-        with psycopg.connect(pg_db) as c:
-            for table, kind in (("facts", "fact"), ("episodes", "episode"), ("entities", "entity")):
-                docs, tokens = c.execute("SELECT docs, tokens FROM fts_stats WHERE kind = %s AND group_id = 'g'",
-                                         (kind,)).fetchone()
-                assert (docs, tokens) == c.execute(
-                    f"SELECT COUNT(*), SUM(fts_len) FROM {table} WHERE group_id = 'g'").fetchone()
-                recount = dict(c.execute(f"SELECT u.lexeme, COUNT(*) FROM {table} x, unnest(x.fts) u "
-                                         "WHERE x.group_id = 'g' GROUP BY 1").fetchall())
-                kept = dict(c.execute("SELECT term, df FROM fts_terms WHERE kind = %s AND df > 0",
-                                      (kind,)).fetchall())
-                assert kept == recount
+        _assert_term_statistics_match_rows(pg_db, "g")
         hits = stores[1].fulltext("fact", ["g"], "quartz orbit", 200, TimeFilter())
         expected = sum(1 for i in range(40) if {"quartz", "orbit"} & {vocab[(i + k) % 10] for k in range(6)})
         assert len(hits) == expected

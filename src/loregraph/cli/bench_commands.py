@@ -157,6 +157,48 @@ def bench_documents(chunks: int = typer.Option(100000, min=100, help="Chunks in 
     run(run_documents_bench(chunks=chunks, ingest_docs=documents, queries=queries, db=db, seed=seed, console=err))
 
 
+@bench_app.command("writes")
+def bench_writes(db: str = typer.Option(..., help="postgresql://... measured (e.g. a Citus coordinator)"),
+                 compare_pg: str = typer.Option(..., "--compare-pg", help="The baseline (plain PostgreSQL) measured "
+                                                                         "in the same run."),
+                 messages: int = typer.Option(200, min=10, help="Message-shaped writes (one transaction each)."),
+                 bulk: int = typer.Option(2000, min=10, help="Facts in the one bulk write."),
+                 seed: int = typer.Option(7)) -> None:
+    """Store write latency (message-shaped writes, one bulk write) on --db next to --compare-pg: the ratio."""
+    setup()
+    from loregraph.bench.writes import run_writes_bench
+
+    run_writes_bench(db=db, baseline=compare_pg, messages=messages, bulk=bulk, seed=seed)
+
+
+@bench_app.command("cluster-vectors")
+def bench_cluster_vectors(db: str = typer.Option(..., help="A Citus coordinator's postgresql://... (a throw-away "
+                                                          "schema lg_clvec_<pid> is created and dropped)"),
+                          small: int = typer.Option(60, min=1, help="Small groups ..."),
+                          small_rows: int = typer.Option(1000, min=10, help="... of this many vectors."),
+                          big: int = typer.Option(3, min=1, help="Big groups ..."),
+                          big_rows: int = typer.Option(10000, min=100, help="... of this many vectors."),
+                          queries: int = typer.Option(100, min=10)) -> None:
+    """Group-filtered kNN on Citus: a partial HNSW index per big group against one HNSW index per shard."""
+    setup()
+    from loregraph.bench.cluster_vectors import run_cluster_vectors_bench
+
+    run_cluster_vectors_bench(db=db, small=small, small_rows=small_rows, big=big, big_rows=big_rows, queries=queries)
+
+
+@bench_app.command("cluster-queue")
+def bench_cluster_queue(db: str = typer.Option(..., help="A Citus coordinator's postgresql://... (a throw-away "
+                                                        "schema lg_clq_<pid> is created and dropped)"),
+                        jobs: int = typer.Option(5000, min=10), groups: int = typer.Option(100, min=1),
+                        batch: int = typer.Option(10, min=1, help="Jobs per enqueue call."),
+                        cycles: int = typer.Option(500, min=10, help="Claim cycles timed.")) -> None:
+    """The job queue's table on Citus: coordinator-local against distributed by group (group-filtered claims)."""
+    setup()
+    from loregraph.bench.cluster_queue import run_cluster_queue_bench
+
+    run_cluster_queue_bench(db=db, jobs=jobs, groups=groups, batch=batch, cycles=cycles)
+
+
 @bench_app.command("ingest")
 def bench_ingest(messages: int = typer.Option(300, min=10),
                  db: str = typer.Option(None, help=DB_HELP + " Default: a new temporary database.")) -> None:

@@ -152,6 +152,10 @@ class SQLStore:
         """Columns written with a record for its text and vector indexes (PostgreSQL keeps them in the row)."""
         return []
 
+    def _before_upserts(self, c: Any, delta: GraphDelta) -> None:
+        """Called in ``apply`` before the delta's episodes, entities and facts are written (PostgreSQL reads what
+        its statistics need of the rows being replaced, for the three kinds in one statement)."""
+
     def _index_record(self, c: Any, kind: SearchKind, seq: int, group_id: str, body: str,
                       embedding: list[float] | None) -> None:
         """Write a record's text and vector index rows after the row itself (SQLite keeps side tables)."""
@@ -285,12 +289,10 @@ class SQLStore:
             violations = schema.validate_delta(delta, lambda ids: self.node_types(gid, ids))
             if violations:
                 raise SchemaViolationError(violations)
-            for ep in delta.episodes:
-                self._upsert_episode(c, ep)
-            for ent in delta.entities:
-                self._upsert_entity(c, ent)
-            for fact in delta.facts:
-                self._upsert_fact(c, fact)
+            self._before_upserts(c, delta)
+            self._upsert_episodes(c, delta.episodes)
+            self._upsert_entities(c, delta.entities)
+            self._upsert_facts(c, delta.facts)
             for inv in delta.invalidations:
                 ending = {"end_reason": inv.reason, **({"ended_by": inv.episode_id} if inv.episode_id else {})}
                 n = self._run(c, "UPDATE facts SET invalid_at = COALESCE(invalid_at, ?), "
@@ -302,12 +304,12 @@ class SQLStore:
                 if n == 0:
                     raise SchemaViolationError([Violation("invalidations", "fact_id",
                                                           "fact not found in group", inv.fact_id)])
-            self._executemany(c, "INSERT INTO mentions VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
-                              [(m.group_id, m.episode_id, m.entity_id, self._ts(m.created_at))
-                               for m in delta.mentions])
-            self._executemany(c, "INSERT INTO duplicates VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
-                              [(d.group_id, d.entity_id, d.canonical_id, self._ts(d.created_at))
-                               for d in delta.duplicates])
+            self._insert_rows(c, "INSERT INTO mentions", [(m.group_id, m.episode_id, m.entity_id,
+                                                            self._ts(m.created_at)) for m in delta.mentions],
+                              "ON CONFLICT DO NOTHING")
+            self._insert_rows(c, "INSERT INTO duplicates", [(d.group_id, d.entity_id, d.canonical_id,
+                                                              self._ts(d.created_at)) for d in delta.duplicates],
+                              "ON CONFLICT DO NOTHING")
             for b in delta.blocks:
                 self._upsert_block(c, gid, b)
             self._write_communities(c, delta)
@@ -327,20 +329,22 @@ class SQLStore:
             if stale:
                 self._delete_rows(c, "community", gid, stale)
             self._run(c, "DELETE FROM community_members WHERE group_id = ?", (gid,))
+        bodies = [f"{com.name} {com.summary}" for com in delta.communities]
+        seqs = self._upsert_many(c, "communities", [(
+            {"id": com.id, "group_id": gid, "name": com.name, "summary": com.summary,
+             "created_at": self._ts(com.created_at), "updated_at": self._ts(com.updated_at)},
+            self._index_columns("community", gid, body, com.embedding)) for com, body in zip(delta.communities,
+                                                                                           bodies, strict=True)],
+            ("name", "summary", "updated_at"))
+        for com, body in zip(delta.communities, bodies, strict=True):
+            self._index_record(c, "community", seqs[com.id], gid, body, com.embedding)
         for com in delta.communities:
-            body = f"{com.name} {com.summary}"
-            seq = self._upsert(
-                c, "communities",
-                {"id": com.id, "group_id": gid, "name": com.name, "summary": com.summary,
-                 "created_at": self._ts(com.created_at), "updated_at": self._ts(com.updated_at)},
-                ("name", "summary", "updated_at"), self._index_columns("community", gid, body, com.embedding))
-            self._index_record(c, "community", seq, gid, body, com.embedding)
             self._run(c, "DELETE FROM community_members WHERE group_id = ? AND community_id = ?", (gid, com.id))
             members = list(dict.fromkeys(com.member_ids))
             for part in chunks(members, self.CHUNK):
                 cond, params = self._in("entity_id", part)
                 self._run(c, f"DELETE FROM community_members WHERE group_id = ? AND {cond}", (gid, *params))
-            self._executemany(c, "INSERT INTO community_members VALUES (?,?,?)", [(gid, com.id, m) for m in members])
+            self._insert_rows(c, "INSERT INTO community_members", [(gid, com.id, m) for m in members])
         if delta.communities_rebuilt:
             total = sum(len(set(com.member_ids)) for com in delta.communities)
             self._run(c, "INSERT INTO community_builds (group_id, built_at, members, communities, drift) "
@@ -457,99 +461,158 @@ class SQLStore:
         finally:
             self._apply_hooks.remove(hook)
 
-    def _upsert(self, c: Any, table: str, values: dict[str, Any], update: Sequence[str],
-                extra: Sequence[ExtraColumn] = ()) -> int:
-        """Insert or update one record by (group_id, id); ``values`` by column name. Returns its seq."""
+    MAX_PARAMS = 30_000  # parameters per statement (SQLite allows 32766, PostgreSQL 65535)
+    MAX_ROWS = 1000  # rows per multi-row INSERT
+
+    def _insert_rows(self, c: Any, head: str, rows: Sequence[Sequence[Any]], tail: str = "",
+                     marks: Sequence[str] | None = None) -> list[Any]:
+        """``head`` ("INSERT INTO t (a, b)") with many rows per statement, then ``tail`` (ON CONFLICT ...,
+        RETURNING ...): one round trip per ``MAX_ROWS`` rows instead of one per row (on Citus, each statement is a
+        trip from the coordinator to a worker). ``marks``: each column's placeholder (default ``?``). Returns what
+        RETURNING gives, in no particular order."""
+        if not rows:
+            return []
+        width = len(rows[0])
+        one = "(" + ",".join(marks or ["?"] * width) + ")"
+        per = max(1, min(self.MAX_ROWS, self.MAX_PARAMS // width))
+        out: list[Any] = []
+        for part in chunks(rows, per):
+            cur = c.execute(self._q(f"{head} VALUES {','.join([one] * len(part))} {tail}"),
+                            [v for row in part for v in row])
+            if "RETURNING" in tail:
+                out += cur.fetchall()
+        return out
+
+    def _upsert_many(self, c: Any, table: str, records: Sequence[tuple[dict[str, Any], Sequence[ExtraColumn]]],
+                     update: Sequence[str]) -> dict[str, int]:
+        """Insert or update records by (group_id, id), many per statement; ``records``: (values by column name,
+        index columns), all of one shape. Returns each id's seq. An id given twice is written twice, in order (a
+        statement may change a row only once)."""
+        return {r[0]: r[1] for r in self._upsert_rows(c, table, records, update, "id, seq")}
+
+    def _upsert_rows(self, c: Any, table: str, records: Sequence[tuple[dict[str, Any], Sequence[ExtraColumn]]],
+                     update: Sequence[str], returning: str) -> list[Any]:
+        """``_upsert_many``'s statements; returns the rows of ``returning`` in the order written (per statement
+        in no particular order; an id written twice comes twice, its last write last)."""
+        if not records:
+            return []
+        values, extra = records[0]
         names = [*values, *(e[0] for e in extra)]
         marks = ["?"] * len(values) + [e[1] for e in extra]
         sets = [f"{u}=excluded.{u}" for u in update] + [e[3] or f"{e[0]}=excluded.{e[0]}" for e in extra]
-        sql = (f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(marks)}) "
-               f"ON CONFLICT (group_id, id) DO UPDATE SET {', '.join(sets)} RETURNING seq")
-        return self._one(c, sql, (*values.values(), *(e[2] for e in extra)))[0]
+        head = f"INSERT INTO {table} ({', '.join(names)})"
+        tail = f"ON CONFLICT (group_id, id) DO UPDATE SET {', '.join(sets)} RETURNING {returning}"
+        out: list[Any] = []
+        run: list[tuple[Any, ...]] = []
+        in_run: set[str] = set()
+        for vals, ext in records:
+            if vals["id"] in in_run:
+                out += self._insert_rows(c, head, run, tail, marks)
+                run, in_run = [], set()
+            run.append((*vals.values(), *(e[2] for e in ext)))
+            in_run.add(vals["id"])
+        return out + self._insert_rows(c, head, run, tail, marks)
 
-    def _upsert_episode(self, c: Any, ep: Episode) -> None:
-        body = f"{ep.name} {ep.content}"
-        seq = self._upsert(
-            c, "episodes",
+    def _upsert_episodes(self, c: Any, episodes: Sequence[Episode]) -> None:
+        bodies = [f"{ep.name} {ep.content}" for ep in episodes]
+        seqs = self._upsert_many(c, "episodes", [(
             {"id": ep.id, "group_id": ep.group_id, "name": ep.name, "content": ep.content, "source": ep.source,
              "source_description": ep.source_description, "role": ep.role, "role_type": ep.role_type,
              "conversation_id": ep.conversation_id, "valid_at": self._ts(ep.valid_at),
              "created_at": self._ts(ep.created_at), "fact_ids": self._json(ep.fact_ids),
              "entity_ids": self._json(ep.entity_ids)},
-            ("name", "content", "source_description", "fact_ids", "entity_ids"),
-            self._index_columns("episode", ep.group_id, body, ep.embedding))
-        self._index_record(c, "episode", seq, ep.group_id, body, ep.embedding)
+            self._index_columns("episode", ep.group_id, body, ep.embedding)) for ep, body in zip(episodes, bodies,
+                                                                                              strict=True)],
+            ("name", "content", "source_description", "fact_ids", "entity_ids"))
+        for ep, body in zip(episodes, bodies, strict=True):
+            self._index_record(c, "episode", seqs[ep.id], ep.group_id, body, ep.embedding)
 
-    def _upsert_entity(self, c: Any, ent: Entity) -> None:
-        body = " ".join([ent.name, *ent.aliases, ent.summary])
-        seq = self._upsert(
-            c, "entities",
+    def _upsert_entities(self, c: Any, entities: Sequence[Entity]) -> None:
+        if not entities:
+            return
+        bodies = [" ".join([ent.name, *ent.aliases, ent.summary]) for ent in entities]
+        seqs = self._upsert_many(c, "entities", [(
             {"id": ent.id, "group_id": ent.group_id, "name": ent.name, "name_norm": normalize_name(ent.name),
              "type": ent.type, "aliases": self._json(ent.aliases), "summary": ent.summary,
              "attributes": self._json(ent.attributes), "confidence": ent.confidence,
              "mention_count": ent.mention_count, "source_episode_id": ent.source_episode_id,
              "created_at": self._ts(ent.created_at), "updated_at": self._ts(ent.updated_at),
              "deleted_at": self._ts(ent.deleted_at), "conversation_id": ent.conversation_id},
+            self._index_columns("entity", ent.group_id, body, ent.embedding)) for ent, body in zip(entities, bodies,
+                                                                                                strict=True)],
             ("name", "name_norm", "type", "aliases", "summary", "attributes", "confidence", "mention_count",
-             "updated_at", "deleted_at"),
-            self._index_columns("entity", ent.group_id, body, ent.embedding))
-        self._run(c, "DELETE FROM entity_names WHERE group_id = ? AND entity_id = ?", (ent.group_id, ent.id))
-        names = sorted({normalize_name(n) for n in [ent.name, *ent.aliases]} - {""})
-        self._executemany(c, "INSERT INTO entity_names (group_id, name_norm, entity_id) VALUES (?,?,?) "
-                             "ON CONFLICT DO NOTHING", [(ent.group_id, n, ent.id) for n in names])
-        self._index_record(c, "entity", seq, ent.group_id, body, ent.embedding)
+             "updated_at", "deleted_at"))
+        # the names of an entity are the last write's (a delta's records are all of its group)
+        last = {ent.id: ent for ent in entities}
+        gid = entities[0].group_id
+        for part in chunks(list(last), self.CHUNK):
+            cond, params = self._in("entity_id", part)
+            self._run(c, f"DELETE FROM entity_names WHERE group_id = ? AND {cond}", (gid, *params))
+        self._insert_rows(c, "INSERT INTO entity_names (group_id, name_norm, entity_id)", [
+            (ent.group_id, n, ent.id) for ent in last.values()
+            for n in sorted({normalize_name(n) for n in [ent.name, *ent.aliases]} - {""})], "ON CONFLICT DO NOTHING")
+        for ent, body in zip(entities, bodies, strict=True):
+            self._index_record(c, "entity", seqs[ent.id], ent.group_id, body, ent.embedding)
 
-    def _upsert_fact(self, c: Any, f: Fact) -> None:
-        seq = self._upsert(
-            c, "facts",
+    def _upsert_facts(self, c: Any, facts: Sequence[Fact]) -> None:
+        seqs = self._upsert_many(c, "facts", [(
             {"id": f.id, "group_id": f.group_id, "source_id": f.source_id, "target_id": f.target_id,
              "type": f.type, "fact": f.fact, "attributes": self._json(f.attributes), "confidence": f.confidence,
              "episodes": self._json(f.episodes), "valid_at": self._ts(f.valid_at),
              "invalid_at": self._ts(f.invalid_at), "created_at": self._ts(f.created_at),
              "expired_at": self._ts(f.expired_at), "conversation_id": f.conversation_id},
+            self._index_columns("fact", f.group_id, f.fact, f.embedding)) for f in facts],
             ("fact", "attributes", "confidence", "episodes", "valid_at", "invalid_at", "expired_at", "type",
-             "source_id", "target_id"),
-            self._index_columns("fact", f.group_id, f.fact, f.embedding))
-        self._executemany(c, "INSERT INTO fact_episodes (group_id, fact_id, episode_id) VALUES (?,?,?) "
-                             "ON CONFLICT DO NOTHING", [(f.group_id, f.id, e) for e in dict.fromkeys(f.episodes)])
-        self._index_record(c, "fact", seq, f.group_id, f.fact, f.embedding)
+             "source_id", "target_id"))
+        self._insert_rows(c, "INSERT INTO fact_episodes (group_id, fact_id, episode_id)", [
+            (f.group_id, f.id, e) for f in facts for e in dict.fromkeys(f.episodes)], "ON CONFLICT DO NOTHING")
+        for f in facts:
+            self._index_record(c, "fact", seqs[f.id], f.group_id, f.fact, f.embedding)
 
     def _check_cardinality(self, c: Any, delta: GraphDelta, schema: Schema) -> None:
-        """Graph-state rules: count current facts after the write for every touched endpoint."""
+        """Graph-state rules: count current facts after the write for every touched endpoint (one query per rule
+        and chunk of touched facts, not one per fact)."""
         rules = schema.cardinality_rules()
         touched = [f for f in delta.facts if f.is_current()]
         if not rules or not touched:
             return
         violations: list[Violation] = []
-        seen: set[tuple[Any, ...]] = set()
         cols = {"source": ("source_id",), "target": ("target_id",), "pair": ("source_id", "target_id")}
         for rule in rules:
+            key_cols = cols[rule.per]
+            firsts: dict[tuple[Any, ...], Fact] = {}  # (type, *key) -> the first touched fact with it
             for f in touched:
-                if rule.edge not in ("*", f.type):
-                    continue
-                key_cols = cols[rule.per]
-                key = (rule.per, rule.edge, f.type, *(getattr(f, k) for k in key_cols))
-                if key in seen:
-                    continue
-                seen.add(key)
-                where = " AND ".join(f"f.{k} = ?" for k in key_cols)
-                joins = ""
-                if rule.source_type:
-                    joins += " JOIN entities s ON s.group_id = f.group_id AND s.id = f.source_id"
-                if rule.target_type:
-                    joins += " JOIN entities t ON t.group_id = f.group_id AND t.id = f.target_id"
+                if rule.edge in ("*", f.type):
+                    firsts.setdefault((f.type, *(getattr(f, k) for k in key_cols)), f)
+            joins = ""
+            if rule.source_type:
+                joins += " JOIN entities s ON s.group_id = f.group_id AND s.id = f.source_id"
+            if rule.target_type:
+                joins += " JOIN entities t ON t.group_id = f.group_id AND t.id = f.target_id"
+            current: dict[tuple[Any, ...], int] = {}
+            width = 1 + len(key_cols)
+            names = ", ".join(("type", *(f"k{i}" for i in range(len(key_cols)))))
+            on = " AND ".join(["f.type = k.type", *(f"f.{col} = k.k{i}" for i, col in enumerate(key_cols))])
+            for part in chunks(list(firsts), min(self.MAX_ROWS, self.MAX_PARAMS // width)):
+                # the touched keys as a VALUES list joined to the group's current facts: exact matches only
+                values = ",".join(["(" + ",".join("?" * width) + ")"] * len(part))
                 rows = self._all(
-                    c, f"SELECT f.id, {'s.type' if rule.source_type else 'NULL'}, "
-                       f"{'t.type' if rule.target_type else 'NULL'} FROM facts f{joins} WHERE f.group_id = ? "
-                       f"AND f.type = ? AND {where} AND f.expired_at IS NULL AND f.invalid_at IS NULL",
-                    (delta.group_id, f.type, *(getattr(f, k) for k in key_cols)))
-                rows = [r for r in rows
-                        if (not rule.source_type or schema.is_a(r[1], rule.source_type))
-                        and (not rule.target_type or schema.is_a(r[2], rule.target_type))]
-                if len(rows) > rule.max_current:
+                    c, f"WITH k({names}) AS (VALUES {values}) "
+                       f"SELECT f.type, {', '.join('f.' + k for k in key_cols)}, "
+                       f"{'s.type' if rule.source_type else 'NULL'}, {'t.type' if rule.target_type else 'NULL'} "
+                       f"FROM facts f JOIN k ON {on}{joins} WHERE f.group_id = ? "
+                       "AND f.expired_at IS NULL AND f.invalid_at IS NULL",
+                    (*(v for key in part for v in key), delta.group_id))
+                for r in rows:
+                    key = tuple(r[:width])
+                    if (not rule.source_type or schema.is_a(r[-2], rule.source_type)) \
+                            and (not rule.target_type or schema.is_a(r[-1], rule.target_type)):
+                        current[key] = current.get(key, 0) + 1
+            for key, f in firsts.items():
+                if current.get(key, 0) > rule.max_current:
                     violations.append(Violation(
                         "facts", "type",
-                        f"cardinality: {len(rows)} current {f.type} facts per {rule.per} "
+                        f"cardinality: {current[key]} current {f.type} facts per {rule.per} "
                         f"(max {rule.max_current})", f.id))
         if violations:
             raise SchemaViolationError(violations)
@@ -693,16 +756,16 @@ class SQLStore:
             self._run(c, f"INSERT INTO documents ({self.DOC_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                       (doc.id, doc.group_id, doc.collection_id, doc.title, doc.source, self._json(doc.metadata),
                        doc.chars, len(chunks), doc.content_hash, self._ts(doc.created_at)))
+            if any(ch.group_id != doc.group_id or ch.document_id != doc.id for ch in chunks):
+                raise StoreError("a chunk belongs to another document or group")
+            seqs = self._upsert_many(c, "chunks", [(
+                {"id": ch.id, "group_id": ch.group_id, "collection_id": ch.collection_id,
+                 "document_id": ch.document_id, "ordinal": ch.ordinal, "content": ch.content,
+                 "created_at": self._ts(ch.created_at)},
+                self._index_columns("chunk", ch.group_id, ch.content, ch.embedding)) for ch in chunks],
+                ("content", "ordinal"))
             for ch in chunks:
-                if ch.group_id != doc.group_id or ch.document_id != doc.id:
-                    raise StoreError("a chunk belongs to another document or group")
-                seq = self._upsert(
-                    c, "chunks",
-                    {"id": ch.id, "group_id": ch.group_id, "collection_id": ch.collection_id,
-                     "document_id": ch.document_id, "ordinal": ch.ordinal, "content": ch.content,
-                     "created_at": self._ts(ch.created_at)},
-                    ("content", "ordinal"), self._index_columns("chunk", ch.group_id, ch.content, ch.embedding))
-                self._index_record(c, "chunk", seq, ch.group_id, ch.content, ch.embedding)
+                self._index_record(c, "chunk", seqs[ch.id], ch.group_id, ch.content, ch.embedding)
 
     def find_document(self, group_id: str, collection_id: str, title: str) -> Document | None:
         rows = self._fetch(f"SELECT {self.DOC_COLS} FROM documents WHERE group_id = ? AND collection_id = ? "

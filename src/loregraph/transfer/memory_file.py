@@ -220,6 +220,9 @@ class _Importer:
         self.compute, self.batch_size, self.progress = compute, batch_size, progress
         self.report = ImportReport()
         self.batch: _Batch | None = None
+        # soft-deleted entities read so far: a fact in a later batch may still point at one (written while it was
+        # live); the write path finds live endpoints only, so the entity goes again with that fact (same record)
+        self.deleted: dict[tuple[str, str], Any] = {}
 
     def add(self, n: int, kind: str, rec: Any) -> None:
         gid = rec.group_id
@@ -240,6 +243,8 @@ class _Importer:
         b = self.batch
         if kind in DELTA_FIELDS:
             getattr(b.delta, DELTA_FIELDS[kind]).append(rec)
+            if kind == "entity" and rec.deleted_at is not None:
+                self.deleted[(gid, rec.id)] = rec
         elif kind == "collection":
             b.collections.append(rec)
         else:
@@ -268,6 +273,11 @@ class _Importer:
         b, self.batch = self.batch, None
         if b is None:
             return
+        d = b.delta
+        have = {e.id for e in d.entities}
+        for end in dict.fromkeys(x for f in d.facts for x in (f.source_id, f.target_id)):
+            if end not in have and (b.group_id, end) in self.deleted:
+                d.entities.append(self.deleted[(b.group_id, end)])
         if self.compute:
             self._embed(b)
         try:
