@@ -44,7 +44,15 @@ from loregraph.extract.local.state import (
     lemma,
     resolve_person,
 )
-from loregraph.extract.local.words import COLLAB_VERBS, PEOPLE_NOUNS, ROLE_NOUNS, VISIT_VERBS, WORK_VERBS
+from loregraph.extract.local.words import (
+    COLLAB_VERBS,
+    NON_USE_VERBS,
+    PEOPLE_NOUNS,
+    PLAN_VERBS,
+    ROLE_NOUNS,
+    VISIT_VERBS,
+    WORK_VERBS,
+)
 
 log = logging.getLogger(__name__)
 
@@ -370,11 +378,16 @@ def _co_subjects(st: Parse, cl: Clause, subjects: list[Any], objs: list[Mention]
     work_objects = [o for o in objs if o.type in (PROJECT, TOOL, CONCEPT)]
     if not work_objects and not lems & {"pair", "work", "collaborate", "build", "write", "run", "co-author"}:
         return
+    projects = [o for o in work_objects if o.type == PROJECT and not _compared(st, o)]
+    shared_work = not lems & (NON_USE_VERBS | PLAN_VERBS)
+    for o in projects:  # "Ana and I are co-writing X": both of them work on X
+        if shared_work and not st.out.related(SPEAKER, o):
+            st.out.add(SPEAKER, WORKS_ON, o, cl, 0.8, trace="rules: X and I <verb> <project>")
     for p in people:
         if not st.out.related(SPEAKER, p):
             st.out.add(SPEAKER, WORKS_WITH, p, cl, 0.8, trace="rules: X and I <verb> (shared work)")
-        for o in work_objects:
-            if o.type == PROJECT and st.out.has(SPEAKER, WORKS_ON, o) and not st.out.related(p, o):
+        for o in projects:
+            if st.out.has(SPEAKER, WORKS_ON, o) and not st.out.related(p, o):
                 st.out.add(p, WORKS_ON, o, cl, 0.8, trace="rules: X and I work on it")
 
 

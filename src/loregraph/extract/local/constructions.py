@@ -1,0 +1,217 @@
+"""Stage 2b/4c, constructions: English constructions matched on the dependency parse with spaCy's
+``DependencyMatcher``. The patterns and what each one says are data (``extract/data/constructions.json``);
+this module only runs them.
+
+A construction can give typing evidence (votes, before the types are decided: :func:`vote_constructions`),
+turn a plain noun naming a group into an organisation mention ("Tomas from accounting"), and state a
+relation or end one (per clause, with the other relation stages: :func:`relate_constructions`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from loregraph.extract.base import SPEAKER
+from loregraph.extract.local.kinds import ORGANIZATION, PART_OF, PERSON, PROJECT, WORKS_ON
+from loregraph.extract.local.state import Clause, Mention, Parse, resolve_person
+from loregraph.extract.local.words import word_class
+
+CONSTRUCTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "constructions.json"
+_TYPES_OF_NODE = {PART_OF: (PERSON, ORGANIZATION), WORKS_ON: (PERSON, PROJECT)}
+_KNOWN_SOURCES = frozenset({"lexicon", "candidate", "packages"})
+_SPEAKER_WORDS = frozenset({"i", "me", "my", "mine", "we", "us", "our"})
+
+
+@dataclass(frozen=True, slots=True)
+class Construction:
+    """One entry of the constructions file."""
+
+    id: str
+    says: str
+    pattern: list[dict[str, Any]]
+    votes: dict[str, tuple[str, float]] = field(default_factory=dict)
+    group: str = ""
+    relation: dict[str, str] = field(default_factory=dict)
+    ends_speaker: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A construction found in one message: its node names mapped to token indices."""
+
+    construction: Construction
+    nodes: dict[str, int]
+
+
+def _resolve_classes(value: Any) -> Any:
+    """``{"IN": "@job_verbs"}`` → ``{"IN": [...the word class...]}`` (recursively)."""
+    if isinstance(value, str) and value.startswith("@"):
+        return sorted(word_class(value[1:]))
+    if isinstance(value, dict):
+        return {k: _resolve_classes(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve_classes(v) for v in value]
+    return value
+
+
+def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
+    """The constructions of the data file, word-class references resolved."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for c in raw["constructions"]:
+        out.append(Construction(
+            id=c["id"], says=c.get("says", ""), pattern=_resolve_classes(c["pattern"]),
+            votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
+            group=c.get("group", ""), relation=c.get("relation", {}), ends_speaker=c.get("ends_speaker", "")))
+    return out
+
+
+class ConstructionMatcher:
+    """A ``DependencyMatcher`` over all constructions, built once per spaCy vocabulary."""
+
+    _cache: ClassVar[dict[int, ConstructionMatcher]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, vocab: Any, constructions: list[Construction] | None = None) -> None:
+        from spacy.matcher import DependencyMatcher
+
+        self.constructions = {c.id: c for c in (constructions or load_constructions())}
+        self._matcher = DependencyMatcher(vocab)
+        for c in self.constructions.values():
+            self._matcher.add(c.id, [c.pattern])
+
+    @classmethod
+    def for_vocab(cls, vocab: Any) -> ConstructionMatcher:
+        with cls._lock:
+            m = cls._cache.get(id(vocab))
+            if m is None:
+                m = cls._cache[id(vocab)] = cls(vocab)
+            return m
+
+    def __call__(self, doc: Any) -> list[Match]:
+        out = []
+        for match_id, token_ids in self._matcher(doc):
+            c = self.constructions[doc.vocab.strings[match_id]]
+            names = [row["RIGHT_ID"] for row in c.pattern]
+            out.append(Match(c, dict(zip(names, token_ids, strict=True))))
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# typing evidence (before types are decided)
+# ---------------------------------------------------------------------------------------------
+
+
+def _group_mention(st: Parse, head: int) -> Mention | None:
+    """A plain noun (with its compounds) naming a group: "accounting", "the platform squad"."""
+    doc = st.doc
+    tok = doc[head]
+    if tok.pos_ != "NOUN" or tok.is_stop or not tok.is_alpha:
+        return None
+    start = head
+    while start - 1 >= 0 and doc[start - 1].dep_ in ("compound", "amod") and doc[start - 1].head.i == head \
+            and doc[start - 1].pos_ in ("NOUN", "PROPN", "ADJ") and st.at[start - 1] == -1:
+        start -= 1
+    if any(st.at[k] != -1 for k in range(start, head + 1)):
+        return None
+    m = Mention(start, head + 1, doc[start:head + 1].text, source="np-strong")
+    st.mentions.append(m)
+    st.mentions.sort(key=lambda x: x.start)
+    st.at = [-1] * len(doc)
+    for idx, x in enumerate(st.mentions):
+        for k in range(x.start, x.end):
+            st.at[k] = idx
+    return m
+
+
+def vote_constructions(st: Parse) -> list[Match]:
+    """Find the constructions of the message and add their typing evidence; returns the matches."""
+    matches = ConstructionMatcher.for_vocab(st.doc.vocab)(st.doc)
+    for mt in matches:
+        c = mt.construction
+        if c.group and c.group in mt.nodes and st.at[mt.nodes[c.group]] == -1:
+            _group_mention(st, mt.nodes[c.group])
+        for node, (etype, weight) in c.votes.items():
+            i = mt.nodes.get(node)
+            if i is not None and st.at[i] != -1 and st.mentions[st.at[i]].source not in _KNOWN_SOURCES:
+                st.mentions[st.at[i]].vote(etype, weight)  # known names (lexicon, graph) keep their type
+    return matches
+
+
+# ---------------------------------------------------------------------------------------------
+# relations (per clause)
+# ---------------------------------------------------------------------------------------------
+
+
+def _entity(st: Parse, i: int) -> Any:
+    """The speaker, a mention, or a person a pronoun stands for, at token ``i``; None if none."""
+    tok = st.doc[i]
+    low = tok.lower_
+    if low in ("i", "we", "me", "us"):
+        return SPEAKER if st.speaker_ok else None
+    if low in ("he", "she", "him", "her"):
+        return resolve_person(st, i)
+    if st.at[i] != -1:
+        m = st.mentions[st.at[i]]
+        return m if m.type and m.ref else None
+    return None
+
+
+def _subject_of(st: Parse, i: int) -> Any:
+    """The subject of the verb at ``i``, or of the verbs it hangs from ("quit to open ...")."""
+    tok = st.doc[i]
+    for _ in range(4):
+        subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if subj:
+            return _entity(st, subj[0].i)
+        if tok.dep_ in ("xcomp", "advcl", "conj", "ccomp") and tok.head.i != tok.i:
+            tok = tok.head
+            continue
+        break
+    return None
+
+
+def _with_conjuncts(st: Parse, i: int) -> list[int]:
+    """The token and the tokens coordinated with it ("X and Y")."""
+    out = [i]
+    for c in st.doc[i].conjuncts:
+        if c.i > i:
+            out.append(c.i)
+    return out
+
+
+def _fits(rtype: str, s: Any, o: Any) -> bool:
+    want = _TYPES_OF_NODE.get(rtype)
+    if want is None:
+        return True
+    stype = PERSON if s is SPEAKER else s.type
+    return stype == want[0] and getattr(o, "type", "") == want[1]
+
+
+def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
+    """Relations (and endings) stated by the constructions anchored in ``cl``."""
+    if cl.question or cl.hypothetical or cl.negated:
+        return
+    for mt in matches:
+        c = mt.construction
+        if not c.relation or not (cl.start <= min(mt.nodes.values()) < cl.end):
+            continue
+        rtype, src, dst = c.relation["type"], c.relation["source"], c.relation["target"]
+        s = _subject_of(st, mt.nodes["verb"]) if src == "@subject" else _entity(st, mt.nodes[src])
+        if s is None:
+            continue
+        trace = f"construction: {c.id}"
+        for oi in _with_conjuncts(st, mt.nodes[dst]):
+            o = _entity(st, oi)
+            if o is None or o is SPEAKER or o is s or not _fits(rtype, s, o):
+                continue
+            if c.ends_speaker and st.speaker_ok and s is not SPEAKER and any(
+                    t.lower_ in _SPEAKER_WORDS for t in st.doc[cl.start:st.doc[cl.end - 1].sent.end]):
+                st.out.end(SPEAKER, c.ends_speaker, o, reason="taken over")
+            if not st.out.has(s, rtype, o) and not (cl.ended and s is SPEAKER):
+                st.out.add(s, rtype, o, cl, 0.8, trace=trace)
+
