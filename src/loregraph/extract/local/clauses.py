@@ -28,6 +28,8 @@ from loregraph.extract.local.words import (
     SUBJ_PRONOUNS,
 )
 
+_QUANTIFIER_SUBJECTS = frozenset({"everything", "everyone", "all", "nothing", "nobody", "most", "both"})
+
 
 def split_clauses(st: Parse, sent: Any) -> list[Clause]:
     doc = st.doc
@@ -59,6 +61,7 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
             while k < sent.end and doc[k].lower_ in ("and", "but", "so", "then", "also", ","):
                 k += 1
             if k < sent.end and (doc[k].lower_ in SUBJ_PRONOUNS or (st.at[k] != -1 and not _listed(st, t, k))
+                                 or (doc[k].lower_ in _QUANTIFIER_SUBJECTS and doc[k].dep_ in ("nsubj", "nsubjpass"))
                                  or is_verb(st, doc[k]) or doc[k].pos_ in ("DET",)
                                  or doc[k].tag_ == "PRP$"):
                 bounds.append(t.i + 1)

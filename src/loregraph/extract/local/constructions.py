@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.kinds import ORGANIZATION, PART_OF, PERSON, PROJECT, WORKS_ON
+from loregraph.extract.local.kinds import CONCEPT, ORGANIZATION, PART_OF, PERSON, PROJECT, TOOL, USES, WORKS_ON
 from loregraph.extract.local.state import Clause, Mention, Parse, resolve_person
 from loregraph.extract.local.words import word_class
 
 CONSTRUCTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "constructions.json"
 _TYPES_OF_NODE = {PART_OF: (PERSON, ORGANIZATION), WORKS_ON: (PERSON, PROJECT)}
+_BY_TYPE = {TOOL: USES, CONCEPT: USES, ORGANIZATION: PART_OF, PROJECT: WORKS_ON}
 _KNOWN_SOURCES = frozenset({"lexicon", "candidate", "packages"})
 _SPEAKER_WORDS = frozenset({"i", "me", "my", "mine", "we", "us", "our"})
 
@@ -37,6 +38,7 @@ class Construction:
     group: str = ""
     relation: dict[str, str] = field(default_factory=dict)
     ends_speaker: str = ""
+    ends: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +68,8 @@ def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
         out.append(Construction(
             id=c["id"], says=c.get("says", ""), pattern=_resolve_classes(c["pattern"]),
             votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
-            group=c.get("group", ""), relation=c.get("relation", {}), ends_speaker=c.get("ends_speaker", "")))
+            group=c.get("group", ""), relation=c.get("relation", {}), ends_speaker=c.get("ends_speaker", ""),
+            ends=c.get("ends", "")))
     return out
 
 
@@ -201,17 +204,28 @@ def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
         if not c.relation or not (cl.start <= min(mt.nodes.values()) < cl.end):
             continue
         rtype, src, dst = c.relation["type"], c.relation["source"], c.relation["target"]
-        s = _subject_of(st, mt.nodes["verb"]) if src == "@subject" else _entity(st, mt.nodes[src])
+        if src == "@subject":
+            s = _subject_of(st, mt.nodes["verb"])
+            if s is None and st.speaker_ok and SPEAKER in cl.subj:
+                s = SPEAKER  # "Swapped X for Y": the speaker, left unsaid
+        elif src == "@speaker":
+            s = SPEAKER if st.speaker_ok else None
+        else:
+            s = _entity(st, mt.nodes[src])
         if s is None:
             continue
         trace = f"construction: {c.id}"
+        if c.ends and (old := _entity(st, mt.nodes[c.ends])) is not None and old is not SPEAKER:
+            st.out.end(s, None, old, reason="replaced")
         for oi in _with_conjuncts(st, mt.nodes[dst]):
             o = _entity(st, oi)
-            if o is None or o is SPEAKER or o is s or not _fits(rtype, s, o):
+            if o is None or o is SPEAKER or o is s:
+                continue
+            rt = _BY_TYPE.get(o.type, "") if rtype == "@by_type" else rtype
+            if not rt or not _fits(rt, s, o) or (rt == USES and o.type not in (TOOL, CONCEPT)):
                 continue
             if c.ends_speaker and st.speaker_ok and s is not SPEAKER and any(
                     t.lower_ in _SPEAKER_WORDS for t in st.doc[cl.start:st.doc[cl.end - 1].sent.end]):
                 st.out.end(SPEAKER, c.ends_speaker, o, reason="taken over")
-            if not st.out.has(s, rtype, o) and not (cl.ended and s is SPEAKER):
-                st.out.add(s, rtype, o, cl, 0.8, trace=trace)
-
+            if not st.out.has(s, rt, o) and not (cl.ended and s is SPEAKER and not c.ends):
+                st.out.add(s, rt, o, cl, 0.8, trace=trace)
