@@ -209,7 +209,7 @@ def predicate_phrase(st: Parse, start: int, end: int) -> str:
         if t.is_punct or t.is_space or t.lower_ in _FILLER or t.like_num:
             continue
         w = _word(st, t)
-        if w and (t.is_alpha or w in ("not",)):
+        if w and (t.is_alpha or w in ("not", "be", "have", "would", "will", "can")):  # "'s", "'d": contractions
             words.append(w)
     return " ".join(words[-8:])
 
@@ -243,8 +243,23 @@ def _phrase_start(st: Parse, cl: Clause, start: int, o: Mention) -> int:
 
 
 def _subject_end(st: Parse, cl: Clause, s: Any) -> int:
+    if s is not SPEAKER and s.end <= cl.start:
+        # a pronoun in this clause stands for a name said before ("X is our app, it's Y + Z")
+        for t in st.doc[cl.start:cl.end]:
+            if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "PRON":
+                return int(t.i) + 1
+        return cl.start
     if s is not SPEAKER:
-        return int(s.end)
+        end = int(s.end)
+        # "Ivy, our designer, hands ...", "Rhea, who's at X, is running ...": the subject's appositive or
+        # relative clause is not part of the predicate
+        head = st.doc[s.end - 1]
+        for c in head.children:
+            if c.dep_ in ("appos", "relcl", "acl") and c.i >= s.end:
+                end = max(end, c.right_edge.i + 1)
+        while end < cl.end and st.doc[end].is_punct:
+            end += 1
+        return end
     for t in st.doc[cl.start:cl.end]:
         if t.lower_ in _SUBJECT_WORDS and t.dep_ in ("nsubj", "nsubjpass"):
             return int(t.i) + 1
@@ -264,8 +279,11 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
         return
     subjects = [s for s in cl.subj if (s is SPEAKER and st.speaker_ok) or (s is not SPEAKER and s.type)]
     generic = False
+    it_end = -1
     if not subjects:
         subjects = _it_subject(st, cl)
+        it_end = next((t.i + 1 for t in st.doc[cl.start:cl.end] if t.lower_ == "it"
+                       and t.dep_ in ("nsubj", "nsubjpass")), -1) if subjects else -1
     if not subjects:
         owner = _generic_subject(st, cl)
         if owner is None:
@@ -279,7 +297,7 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
     if not cl.negated and not cl.ended:
         objs = _type_unknown_objects(st, cl, subjects, first_verb, objs, library)
     for s in subjects:
-        start = _subject_end(st, cl, s)
+        start = it_end if it_end != -1 else _subject_end(st, cl, s)
         prev_obj: Mention | None = None
         prev_verdict: Verdict | None = None
         for o in objs:
@@ -358,8 +376,10 @@ def _copula_tool(st: Parse, cl: Clause, s: Any, start: int, o: Mention, generic:
     """"crash reporting is X", "the app is X on Y", "Acme's stack is X": the owner uses X (a rule)."""
     if not cl.verbs or lemma(cl.verbs[0]) != "be" or cl.negated or cl.ended:
         return False
-    if not (generic or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
-        return False
+    noun_subject = s is SPEAKER and any(t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "NOUN"
+                                        for t in st.doc[cl.start:cl.verbs[0].i])
+    if not (generic or noun_subject or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
+        return False  # "our booking site is X": the speaker's thing (noun_subject) uses X
     if predicate_phrase(st, start, o.start) not in _COPULA_PHRASES:
         return False
     rtype = USES
