@@ -158,6 +158,8 @@ def _entity(st: Parse, i: int) -> Any:
         return SPEAKER if st.speaker_ok else None
     if low in ("he", "she", "him", "her"):
         return resolve_person(st, i)
+    if st.at[i] == -1:  # "the Fernhill project": the name is a compound of the noun the parse links
+        i = next((c.i for c in tok.children if c.dep_ == "compound" and st.at[c.i] != -1), i)
     if st.at[i] != -1:
         m = st.mentions[st.at[i]]
         return m if m.type and m.ref else None
