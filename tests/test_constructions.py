@@ -103,3 +103,24 @@ def test_taking_over_work_gives_it_to_the_new_owner_and_ends_the_speakers(ex: Lo
     x = ex.extract("Ilse took over the Fernhill project when I left, so it's not mine anymore.", ctx())
     assert ("Ilse", "WORKS_ON", "Fernhill") in rels(x)
     assert "Fernhill" in ended(x)
+
+
+def test_a_tool_gone_from_somewhere_is_dropped(ex: LocalExtractor) -> None:
+    x = ex.extract("all my scripts are in Polars now and pandas is gone from the codebase.", ctx())
+    assert ("ME", "USES", "Polars") in rels(x)
+    assert "pandas" in ended(x)
+
+
+def test_taking_someones_spot_with_the_speaker_swaps_the_colleague(ex: LocalExtractor) -> None:
+    x = ex.extract("Idris moved over to Kelham's night team, so Wen took his spot on the intake form with me.",
+                   ctx())
+    r = rels(x)
+    assert ("ME", "WORKS_WITH", "Wen") in r
+    assert "Idris" in ended(x) and "Wen" not in ended(x)
+    assert ("Idris", "PART_OF", "night team") in r  # the team an organisation's possessive names
+    assert ("Idris", "PART_OF", "Kelham") not in r
+
+
+def test_one_of_the_rest_of_a_group_belongs_to_it(ex: LocalExtractor) -> None:
+    x = ex.extract("Odile Marchetti leads imaging; she and the rest of the imaging team are all on ImageJ.", ctx())
+    assert ("Odile Marchetti", "PART_OF", "imaging team") in rels(x)

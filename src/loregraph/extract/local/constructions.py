@@ -16,15 +16,24 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.kinds import CONCEPT, ORGANIZATION, PART_OF, PERSON, PROJECT, TOOL, USES, WORKS_ON
+from loregraph.extract.local.kinds import (
+    CONCEPT,
+    ORGANIZATION,
+    PART_OF,
+    PERSON,
+    PROJECT,
+    TOOL,
+    USES,
+    WORKS_ON,
+    WORKS_WITH,
+)
 from loregraph.extract.local.state import Clause, Mention, Parse, resolve_person
 from loregraph.extract.local.words import word_class
 
 CONSTRUCTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "constructions.json"
-_TYPES_OF_NODE = {PART_OF: (PERSON, ORGANIZATION), WORKS_ON: (PERSON, PROJECT)}
+_TYPES_OF_NODE = {PART_OF: (PERSON, ORGANIZATION), WORKS_ON: (PERSON, PROJECT), WORKS_WITH: (PERSON, PERSON)}
 _BY_TYPE = {TOOL: USES, CONCEPT: USES, ORGANIZATION: PART_OF, PROJECT: WORKS_ON}
 _KNOWN_SOURCES = frozenset({"lexicon", "candidate", "packages"})
-_SPEAKER_WORDS = frozenset({"i", "me", "my", "mine", "we", "us", "our"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +45,8 @@ class Construction:
     pattern: list[dict[str, Any]]
     votes: dict[str, tuple[str, float]] = field(default_factory=dict)
     group: str = ""
-    relation: dict[str, str] = field(default_factory=dict)
-    ends_speaker: str = ""
-    ends: str = ""
+    relations: list[dict[str, Any]] = field(default_factory=list)
+    endings: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +76,7 @@ def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
         out.append(Construction(
             id=c["id"], says=c.get("says", ""), pattern=_resolve_classes(c["pattern"]),
             votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
-            group=c.get("group", ""), relation=c.get("relation", {}), ends_speaker=c.get("ends_speaker", ""),
-            ends=c.get("ends", "")))
+            group=c.get("group", ""), relations=c.get("relations", []), endings=c.get("endings", [])))
     return out
 
 
@@ -156,6 +163,13 @@ def _entity(st: Parse, i: int) -> Any:
     low = tok.lower_
     if low in ("i", "we", "me", "us"):
         return SPEAKER if st.speaker_ok else None
+    if low in ("his", "her") and tok.dep_ == "poss":
+        # "Wen took his spot": the owner is someone said before, not the verb's own subject
+        subj = {c.i for c in tok.head.head.children if c.dep_ in ("nsubj", "nsubjpass")}
+        for m in reversed(st.mentions):
+            if m.end <= i and m.type == PERSON and m.ref and not any(k in subj for k in range(m.start, m.end)):
+                return m
+        return None
     if low in ("he", "she", "him", "her"):
         return resolve_person(st, i)
     if st.at[i] == -1:  # "the Fernhill project": the name is a compound of the noun the parse links
@@ -197,37 +211,63 @@ def _fits(rtype: str, s: Any, o: Any) -> bool:
     return stype == want[0] and getattr(o, "type", "") == want[1]
 
 
+def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
+    """What an effect's source or target names: a node of the match, ``@subject`` or ``@speaker``."""
+    if ref == "@speaker":
+        return SPEAKER if st.speaker_ok else None
+    if ref == "@subject":
+        s = _subject_of(st, mt.nodes["verb"])
+        if s is None and st.speaker_ok and SPEAKER in cl.subj:
+            s = SPEAKER  # "Swapped X for Y": the speaker, left unsaid
+        return s
+    return _entity(st, mt.nodes[ref])
+
+
+def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
+    if ref.startswith("@"):
+        return [_node(st, cl, mt, ref)]
+    return [_entity(st, i) for i in _with_conjuncts(st, mt.nodes[ref])]
+
+
+def _said(st: Parse, cl: Clause, effect: dict[str, Any]) -> bool:
+    words = effect.get("when_said")
+    if not words:
+        return True
+    sent = st.doc[cl.start].sent
+    text = " " + " ".join(t.lower_ for t in sent) + " "
+    return any(f" {w} " in text for w in words)
+
+
 def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
     """Relations (and endings) stated by the constructions anchored in ``cl``."""
     if cl.question or cl.hypothetical or cl.negated:
         return
     for mt in matches:
         c = mt.construction
-        if not c.relation or not (cl.start <= min(mt.nodes.values()) < cl.end):
-            continue
-        rtype, src, dst = c.relation["type"], c.relation["source"], c.relation["target"]
-        if src == "@subject":
-            s = _subject_of(st, mt.nodes["verb"])
-            if s is None and st.speaker_ok and SPEAKER in cl.subj:
-                s = SPEAKER  # "Swapped X for Y": the speaker, left unsaid
-        elif src == "@speaker":
-            s = SPEAKER if st.speaker_ok else None
-        else:
-            s = _entity(st, mt.nodes[src])
-        if s is None:
+        if not (cl.start <= min(mt.nodes.values()) < cl.end):
             continue
         trace = f"construction: {c.id}"
-        if c.ends and (old := _entity(st, mt.nodes[c.ends])) is not None and old is not SPEAKER:
-            st.out.end(s, None, old, reason="replaced")
-        for oi in _with_conjuncts(st, mt.nodes[dst]):
-            o = _entity(st, oi)
-            if o is None or o is SPEAKER or o is s:
+        # what the construction relates is never what it ends ("his" read as the newcomer: nothing ends)
+        kept = {(id(_node(st, cl, mt, r["source"])), id(o)) for r in c.relations
+                for o in _targets(st, cl, mt, r["target"]) if o is not None}
+        for e in c.endings:
+            s = _node(st, cl, mt, e["source"])
+            if s is None or not _said(st, cl, e):
                 continue
-            rt = _BY_TYPE.get(o.type, "") if rtype == "@by_type" else rtype
-            if not rt or not _fits(rt, s, o) or (rt == USES and o.type not in (TOOL, CONCEPT)):
+            for o in _targets(st, cl, mt, e["target"]):
+                if o is not None and o is not SPEAKER and o is not s and (id(s), id(o)) not in kept:
+                    st.out.end(s, e.get("type"), o, reason="construction")
+        for r in c.relations:
+            s = _node(st, cl, mt, r["source"])
+            if s is None or not _said(st, cl, r) or (cl.ended and s is SPEAKER and not c.endings):
                 continue
-            if c.ends_speaker and st.speaker_ok and s is not SPEAKER and any(
-                    t.lower_ in _SPEAKER_WORDS for t in st.doc[cl.start:st.doc[cl.end - 1].sent.end]):
-                st.out.end(SPEAKER, c.ends_speaker, o, reason="taken over")
-            if not st.out.has(s, rt, o) and not (cl.ended and s is SPEAKER and not c.ends):
-                st.out.add(s, rt, o, cl, 0.8, trace=trace)
+            for o in _targets(st, cl, mt, r["target"]):
+                if o is None or o is s or (o is SPEAKER and s is SPEAKER):
+                    continue
+                rt = _BY_TYPE.get(getattr(o, "type", ""), "") if r["type"] == "@by_type" else r["type"]
+                if not rt or (rt == USES and getattr(o, "type", "") not in (TOOL, CONCEPT)):
+                    continue
+                if o is not SPEAKER and not _fits(rt, s, o):
+                    continue
+                if not st.out.has(s, rt, o):
+                    st.out.add(s, rt, o, cl, 0.8, trace=trace)

@@ -43,6 +43,7 @@ from loregraph.extract.local.state import (
     clean_name,
     lemma,
     resolve_person,
+    unit_of,
 )
 from loregraph.extract.local.words import (
     COLLAB_VERBS,
@@ -332,11 +333,26 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
         if s is not SPEAKER and s.type in (TOOL, CONCEPT) and not objs:
             phrase = predicate_phrase(st, start, cl.end)
             verdict = library.classify(phrase, "self")
+            cut = _before_adjunct(st, start, cl.end)
+            if (verdict is None or verdict.label == NONE) and cut < cl.end:
+                # "X is gone from the repo": the verb group says it, the trailing adjunct only adds where
+                verdict = library.classify(predicate_phrase(st, start, cut), "self")
             if verdict is not None and verdict.label == END and st.speaker_ok:
                 st.out.end(SPEAKER, None, s, reason="meaning")
     _co_subjects(st, cl, subjects, objs)
     if SPEAKER in subjects and not objs:
         _fronted_object(st, cl, ms, library)
+
+
+def _before_adjunct(st: Parse, start: int, end: int) -> int:
+    """Where the first prepositional adjunct after the verb group begins (``end`` if there is none)."""
+    seen_verb = False
+    for t in st.doc[start:end]:
+        if t.pos_ in ("VERB", "AUX") or t.tag_ == "VBN":
+            seen_verb = True
+        elif seen_verb and t.dep_ == "prep" and t.pos_ == "ADP":
+            return int(t.i)
+    return end
 
 
 def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> None:
@@ -351,6 +367,10 @@ def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> N
     rtype = v.label
     if rtype == PART_OF and _one_off_visit(cl):
         return  # "I went to a support group yesterday": a visit on a day, not a membership
+    if rtype == PART_OF and (unit := unit_of(st, o)) is not None:
+        if st.out.related(s, unit):
+            return
+        o = unit  # "moved to Kelham's night team": the team, which is part of Kelham
     if kind == "person" and s is not SPEAKER and s.type != PERSON:
         return
     if rtype == PREFERS and s is not SPEAKER and s.type in (TOOL, CONCEPT):
