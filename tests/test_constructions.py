@@ -124,3 +124,23 @@ def test_taking_someones_spot_with_the_speaker_swaps_the_colleague(ex: LocalExtr
 def test_one_of_the_rest_of_a_group_belongs_to_it(ex: LocalExtractor) -> None:
     x = ex.extract("Odile Marchetti leads imaging; she and the rest of the imaging team are all on ImageJ.", ctx())
     assert ("Odile Marchetti", "PART_OF", "imaging team") in rels(x)
+
+
+@pytest.mark.parametrize("text", [
+    "The band is on hiatus and I quit anyway. Ezra and I are still doing Moonwell together though.",
+    "Ezra and I are building a tiny game together, Moonwell, for my nephew.",
+])
+def test_what_two_people_make_together_is_their_project(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}["Moonwell"] == "project"
+    assert {("ME", "WORKS_ON", "Moonwell"), ("Ezra", "WORKS_ON", "Moonwell")} <= rels(x)
+
+
+def test_a_department_named_by_an_adjective_after_from(ex: LocalExtractor) -> None:
+    assert ("Sana", "PART_OF", "legal") in rels(ex.extract("Sana from legal is reviewing the lease.", ctx()))
+
+
+def test_a_built_work_item_with_two_modifiers_is_a_project(ex: LocalExtractor) -> None:
+    x = ex.extract("Oren from the lab is helping us build a sample intake tracker in Airtable.", ctx())
+    assert {e.name: e.type for e in x.entities}.get("sample intake tracker") == "project"
+    assert ("Oren", "WORKS_ON", "sample intake tracker") in rels(x)

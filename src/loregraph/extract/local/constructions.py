@@ -28,7 +28,7 @@ from loregraph.extract.local.kinds import (
     WORKS_WITH,
 )
 from loregraph.extract.local.state import Clause, Mention, Parse, resolve_person
-from loregraph.extract.local.words import word_class
+from loregraph.extract.local.words import PLACE_HEADS, word_class
 
 CONSTRUCTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "constructions.json"
 _TYPES_OF_NODE = {PART_OF: (PERSON, ORGANIZATION), WORKS_ON: (PERSON, PROJECT), WORKS_WITH: (PERSON, PERSON)}
@@ -120,8 +120,8 @@ def _group_mention(st: Parse, head: int) -> Mention | None:
     """A plain noun (with its compounds) naming a group: "accounting", "the platform squad"."""
     doc = st.doc
     tok = doc[head]
-    if tok.pos_ != "NOUN" or tok.is_stop or not tok.is_alpha:
-        return None
+    if tok.pos_ not in ("NOUN", "ADJ", "VERB") or tok.is_stop or not tok.is_alpha or tok.lower_ in PLACE_HEADS:
+        return None  # "from legal", "from marketing" name departments; "from down the street" no group
     start = head
     while start - 1 >= 0 and doc[start - 1].dep_ in ("compound", "amod") and doc[start - 1].head.i == head \
             and doc[start - 1].pos_ in ("NOUN", "PROPN", "ADJ") and st.at[start - 1] == -1:
