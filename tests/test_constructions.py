@@ -144,3 +144,29 @@ def test_a_built_work_item_with_two_modifiers_is_a_project(ex: LocalExtractor) -
     x = ex.extract("Oren from the lab is helping us build a sample intake tracker in Airtable.", ctx())
     assert {e.name: e.type for e in x.entities}.get("sample intake tracker") == "project"
     assert ("Oren", "WORKS_ON", "sample intake tracker") in rels(x)
+
+
+def test_what_a_project_needs_to_run_it_depends_on(ex: LocalExtractor) -> None:
+    x = ex.extract("Our app Quillmark needs Redis to run.", ctx())
+    assert ("Quillmark", "DEPENDS_ON", "Redis") in rels(x)
+
+
+def test_a_generic_head_after_a_tool_name_is_not_the_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("The Python bindings need Cython to build.", ctx())
+    assert not any(s == "Python" for s, _, _ in rels(x))
+
+
+def test_leaving_for_a_post_at_another_organisation(ex: LocalExtractor) -> None:
+    x = ex.extract("Maren left Brightwell in May for a fellowship at Norvik University.", ctx())
+    assert ("Maren", "PART_OF", "Norvik University") in rels(x)
+    assert "Brightwell" in ended(x) and "Norvik University" not in ended(x)
+
+
+def test_an_acquired_organisation_is_part_of_its_buyer(ex: LocalExtractor) -> None:
+    x = ex.extract("Tindle got acquired by Marrow Group last spring.", ctx())
+    assert ("Tindle", "PART_OF", "Marrow Group") in rels(x)
+
+
+def test_moving_ones_things_into_a_tool_is_using_it(ex: LocalExtractor) -> None:
+    x = ex.extract("Our new head chef Yemi runs the pass now and she's already moved the prep lists into Coda.", ctx())
+    assert ("Yemi", "USES", "Coda") in rels(x)

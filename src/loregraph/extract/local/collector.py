@@ -130,6 +130,14 @@ class Collector:
                 and getattr(o, "type", "") in (TOOL, CONCEPT):
             self.events.append(OrgDropped(s, o))  # "Acme moved off X": a member's use of X ends too
 
+    def cancel_end(self, s: Any, o: Any) -> None:
+        """Take back the endings of ``s`` → ``o`` said so far (a later stage read the clause as the start)."""
+        sr, orf = self.ref(s), self.ref(o)
+        if not sr or not orf:
+            return
+        self.endings = [e for e in self.endings if (e.source, e.target) != (sr, orf)]
+        self._end_keys = {k for k in self._end_keys if not (len(k) == 3 and (k[0], k[2]) == (sr, orf))}
+
     def end_fact(self, fact_id: str, reason: str, at: Any = None) -> None:
         """End an offered candidate fact by id."""
         if ("fact", fact_id) in self._end_keys:

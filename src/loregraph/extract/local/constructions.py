@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from loregraph.extract.base import SPEAKER
 from loregraph.extract.local.kinds import (
     CONCEPT,
+    DEPENDS_ON,
     ORGANIZATION,
     PART_OF,
     PERSON,
@@ -28,10 +29,18 @@ from loregraph.extract.local.kinds import (
     WORKS_WITH,
 )
 from loregraph.extract.local.state import Clause, Mention, Parse, resolve_person
-from loregraph.extract.local.words import PLACE_HEADS, word_class
+from loregraph.extract.local.words import ORG_NOUNS, PLACE_HEADS, PROJECT_HEADS, TEAM_HEADS, word_class
 
 CONSTRUCTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "constructions.json"
-_TYPES_OF_NODE = {PART_OF: (PERSON, ORGANIZATION), WORKS_ON: (PERSON, PROJECT), WORKS_WITH: (PERSON, PERSON)}
+# the entity types a relation's source and target may have, per relation type
+_TYPES_OF_NODE: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    PART_OF: (frozenset({PERSON, ORGANIZATION, PROJECT}), frozenset({ORGANIZATION})),
+    WORKS_ON: (frozenset({PERSON}), frozenset({PROJECT})),
+    WORKS_WITH: (frozenset({PERSON}), frozenset({PERSON})),
+    DEPENDS_ON: (frozenset({PROJECT, TOOL}), frozenset({TOOL, CONCEPT, PROJECT})),
+    USES: (frozenset({PERSON, PROJECT, ORGANIZATION}), frozenset({TOOL, CONCEPT})),
+}
+_NAMED_BY_COMPOUND = PROJECT_HEADS | TEAM_HEADS | ORG_NOUNS  # not "the Python bindings": those are no Python
 _BY_TYPE = {TOOL: USES, CONCEPT: USES, ORGANIZATION: PART_OF, PROJECT: WORKS_ON}
 _KNOWN_SOURCES = frozenset({"lexicon", "candidate", "packages"})
 
@@ -47,6 +56,7 @@ class Construction:
     group: str = ""
     relations: list[dict[str, Any]] = field(default_factory=list)
     endings: list[dict[str, Any]] = field(default_factory=list)
+    asserts: bool = False  # a fact even in a clause that reads as a plan ("X needs Y to run")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +86,8 @@ def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
         out.append(Construction(
             id=c["id"], says=c.get("says", ""), pattern=_resolve_classes(c["pattern"]),
             votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
-            group=c.get("group", ""), relations=c.get("relations", []), endings=c.get("endings", [])))
+            group=c.get("group", ""), relations=c.get("relations", []), endings=c.get("endings", []),
+            asserts=bool(c.get("asserts", False))))
     return out
 
 
@@ -172,7 +183,7 @@ def _entity(st: Parse, i: int) -> Any:
         return None
     if low in ("he", "she", "him", "her"):
         return resolve_person(st, i)
-    if st.at[i] == -1:  # "the Fernhill project": the name is a compound of the noun the parse links
+    if st.at[i] == -1 and low in _NAMED_BY_COMPOUND:  # "the Fernhill project": the name is a compound of it
         i = next((c.i for c in tok.children if c.dep_ == "compound" and st.at[c.i] != -1), i)
     if st.at[i] != -1:
         m = st.mentions[st.at[i]]
@@ -208,7 +219,7 @@ def _fits(rtype: str, s: Any, o: Any) -> bool:
     if want is None:
         return True
     stype = PERSON if s is SPEAKER else s.type
-    return stype == want[0] and getattr(o, "type", "") == want[1]
+    return stype in want[0] and getattr(o, "type", "") in want[1]
 
 
 def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
@@ -240,11 +251,11 @@ def _said(st: Parse, cl: Clause, effect: dict[str, Any]) -> bool:
 
 def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
     """Relations (and endings) stated by the constructions anchored in ``cl``."""
-    if cl.question or cl.hypothetical or cl.negated:
+    if cl.question or cl.negated:
         return
     for mt in matches:
         c = mt.construction
-        if not (cl.start <= min(mt.nodes.values()) < cl.end):
+        if not (cl.start <= min(mt.nodes.values()) < cl.end) or (cl.hypothetical and not c.asserts):
             continue
         trace = f"construction: {c.id}"
         # what the construction relates is never what it ends ("his" read as the newcomer: nothing ends)
@@ -270,4 +281,5 @@ def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
                 if o is not SPEAKER and not _fits(rt, s, o):
                     continue
                 if not st.out.has(s, rt, o):
+                    st.out.cancel_end(s, o)  # "left A in May for a post at B": the rules ended B too
                     st.out.add(s, rt, o, cl, 0.8, trace=trace)
