@@ -170,3 +170,19 @@ def test_an_acquired_organisation_is_part_of_its_buyer(ex: LocalExtractor) -> No
 def test_moving_ones_things_into_a_tool_is_using_it(ex: LocalExtractor) -> None:
     x = ex.extract("Our new head chef Yemi runs the pass now and she's already moved the prep lists into Coda.", ctx())
     assert ("Yemi", "USES", "Coda") in rels(x)
+
+
+def test_a_subjectless_comparison_praises_the_tool_just_named(ex: LocalExtractor) -> None:
+    x = ex.extract("we also swapped Asana for Height on the team. way nicer than Asana tbh", ctx())
+    assert ("ME", "PREFERS", "Height") in rels(x)
+    assert ("ME", "PREFERS", "Asana") not in rels(x)
+
+
+def test_a_habit_said_without_a_subject_after_an_adverb(ex: LocalExtractor) -> None:
+    x = ex.extract("The scanner does the first pass now. Still use Zotero every single day though.", ctx())
+    assert ("ME", "USES", "Zotero") in rels(x)
+
+
+def test_an_order_to_the_listener_is_no_habit(ex: LocalExtractor) -> None:
+    x = ex.extract("Use Zotero for that, it's free.", ctx())
+    assert ("ME", "USES", "Zotero") not in rels(x)

@@ -28,6 +28,7 @@ from loregraph.extract.local.words import (
     SUBJ_PRONOUNS,
 )
 
+_HABIT_ADVERBS = frozenset({"still", "also", "mostly", "usually", "always", "mainly", "now", "basically", "honestly"})
 _QUANTIFIER_SUBJECTS = frozenset({"everything", "everyone", "all", "nothing", "nobody", "most", "both"})
 
 
@@ -199,7 +200,9 @@ def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
     if not first.is_sent_start and st.doc[first.i - 1].text not in (".", "!", ":") and not (
             st.doc[cl.start].is_sent_start and all(t.pos_ in ("ADV", "INTJ") for t in st.doc[cl.start:first.i])):
         return False
-    if verb.tag_ not in ("VBD", "VBN", "VBZ", "VBP", "VBG") or verb.lemma_ in ("be", "have", "do", "thank", "love"):
+    habitual = verb.tag_ == "VB" and first.i > cl.start and st.doc[first.i - 1].lower_ in _HABIT_ADVERBS
+    if (verb.tag_ not in ("VBD", "VBN", "VBZ", "VBP", "VBG") and not habitual) \
+            or verb.lemma_ in ("be", "have", "do", "thank", "love"):  # "Still use X daily": not an order
         return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
     return not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)
 

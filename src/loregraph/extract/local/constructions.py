@@ -234,7 +234,22 @@ def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
     return _entity(st, mt.nodes[ref])
 
 
+def _antecedent_tool(st: Parse, mt: Match) -> Any:
+    """The last tool named before a subjectless comparison, not the one it is compared with."""
+    better = st.doc[mt.nodes["better"]]
+    if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in (*better.children, *better.head.children)):
+        return None  # "Height is nicer than Asana": the subject is what is praised (the rules' case)
+    than = st.doc[mt.nodes["than"]]
+    compared = {t.i for t in than.subtree} | {t.i for t in st.doc[than.i:min(len(st.doc), than.i + 3)]}
+    for m in reversed(st.mentions):
+        if m.end <= better.i and m.type in (TOOL, CONCEPT) and m.ref and m.start not in compared:
+            return m
+    return None
+
+
 def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
+    if ref == "@antecedent_tool":
+        return [_antecedent_tool(st, mt)]
     if ref.startswith("@"):
         return [_node(st, cl, mt, ref)]
     return [_entity(st, i) for i in _with_conjuncts(st, mt.nodes[ref])]
