@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from loregraph.extract.base import SPEAKER, Extraction, ExtractionContext
+from loregraph.extract.base import SPEAKER, CandidateFact, Extraction, ExtractionContext
 from loregraph.extract.local import LocalExtractor
 from loregraph.extract.local.constructions import ConstructionMatcher, load_constructions
 
@@ -186,3 +186,22 @@ def test_a_habit_said_without_a_subject_after_an_adverb(ex: LocalExtractor) -> N
 def test_an_order_to_the_listener_is_no_habit(ex: LocalExtractor) -> None:
     x = ex.extract("Use Zotero for that, it's free.", ctx())
     assert ("ME", "USES", "Zotero") not in rels(x)
+
+
+def test_the_readme_example_names_a_colleague_not_a_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("I'm using FastAPI for project Orion with Nora.", ctx())
+    assert {e.name: e.type for e in x.entities}["Nora"] == "person"
+    r = rels(x)
+    assert ("ME", "WORKS_WITH", "Nora") in r and ("Orion", "USES", "Nora") not in r
+
+
+def test_a_project_moved_off_a_tool_ends_its_use_for_that_project(ex: LocalExtractor) -> None:
+    facts = [CandidateFact(id="f1", source_id="p1", source_name="Tamsin", type="USES", target_id="t1",
+                           target_name="pandas", fact="Tamsin uses pandas for Ledgerline"),
+             CandidateFact(id="f2", source_id="p1", source_name="Tamsin", type="USES", target_id="t1",
+                           target_name="pandas", fact="Tamsin uses pandas for Harbourview")]
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user", candidate_facts=facts)
+    x = ex.extract("We switched Ledgerline from pandas to Polars last week.", c)
+    assert ("Ledgerline", "USES", "Polars") in rels(x)
+    ended_ids = {e.fact_id for e in x.endings if e.fact_id}
+    assert ended_ids == {"f1"}  # the use for the other project stays current

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loregraph.extract.base import SPEAKER, ExtractedEnding, ExtractedRelation
-from loregraph.extract.local.endings import EndingEvent, OrgDropped, SpeakerDropped
+from loregraph.extract.local.endings import EndingEvent, OrgDropped, ProjectDropped, SpeakerDropped
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -16,6 +16,7 @@ from loregraph.extract.local.kinds import (
     PART_OF,
     PERSON,
     PREFERS,
+    PROJECT,
     TOOL,
     USES,
     WORKS_ON,
@@ -129,6 +130,9 @@ class Collector:
         if s is not SPEAKER and getattr(s, "type", "") == ORGANIZATION and rtype in (None, USES) \
                 and getattr(o, "type", "") in (TOOL, CONCEPT):
             self.events.append(OrgDropped(s, o))  # "Acme moved off X": a member's use of X ends too
+        if s is not SPEAKER and getattr(s, "type", "") == PROJECT and rtype in (None, USES, DEPENDS_ON) \
+                and getattr(o, "type", "") in (TOOL, CONCEPT):
+            self.events.append(ProjectDropped(s, o))  # "moved X off Y": "Z uses Y for X" ends too
 
     def cancel_end(self, s: Any, o: Any) -> None:
         """Take back the endings of ``s`` → ``o`` said so far (a later stage read the clause as the start)."""

@@ -12,6 +12,7 @@ from loregraph.extract.local.state import (
     Mention,
     Parse,
     best_type,
+    camel,
     clean_name,
     lemma,
     nearest_verb_before,
@@ -137,6 +138,10 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue
         if m.ner == "PERSON":
             m.vote(PERSON, 0.45)
+            if m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ == "with" and m.end - m.start <= 2 \
+                    and not camel(m.name) and m.votes.get(TOOL, 0.0) < 1.5:
+                # "using X for Orion with Nora": a companion (NER agrees), not a second tool
+                m.vote(PERSON, max(0.0, m.votes.get(TOOL, 0.0) - m.votes.get(PERSON, 0.0)) + 0.3)
         elif m.ner == "ORG" and m.source == "cap":
             m.vote(ORGANIZATION, 0.3)
         t = best_type(m.votes)
