@@ -205,3 +205,20 @@ def test_a_project_moved_off_a_tool_ends_its_use_for_that_project(ex: LocalExtra
     assert ("Ledgerline", "USES", "Polars") in rels(x)
     ended_ids = {e.fact_id for e in x.endings if e.fact_id}
     assert ended_ids == {"f1"}  # the use for the other project stays current
+
+
+def test_a_band_called_x_is_a_group_one_plays_in(ex: LocalExtractor) -> None:
+    x = ex.extract("i play bass in a band called The Low Tides and teach guitar on weekends.", ctx())
+    assert {e.name: e.type for e in x.entities}["Low Tides"] == "organization"
+    assert ("ME", "PART_OF", "Low Tides") in rels(x)
+
+
+def test_quitting_the_group_just_named_ends_the_membership(ex: LocalExtractor) -> None:
+    x = ex.extract("i played bass in a band called The Low Tides. we're on a break and I quit the band anyway.",
+                   ctx())
+    assert "Low Tides" in ended(x)
+
+
+def test_a_verb_frame_alone_does_not_relate_a_bare_object(ex: LocalExtractor) -> None:
+    x = ex.extract("Orbit runs ROS 2 Humble on a Jetson board.", ctx())
+    assert not any(t == "PART_OF" for _, t, _ in rels(x))

@@ -247,9 +247,17 @@ def _antecedent_tool(st: Parse, mt: Match) -> Any:
     return None
 
 
+def _antecedent_org(st: Parse, mt: Match) -> Any:
+    """The last organisation named before the match ("... and I quit the band")."""
+    first = min(mt.nodes.values())
+    return next((m for m in reversed(st.mentions) if m.end <= first and m.type == ORGANIZATION and m.ref), None)
+
+
 def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
     if ref == "@antecedent_tool":
         return [_antecedent_tool(st, mt)]
+    if ref == "@antecedent_org":
+        return [_antecedent_org(st, mt)]
     if ref.startswith("@"):
         return [_node(st, cl, mt, ref)]
     return [_entity(st, i) for i in _with_conjuncts(st, mt.nodes[ref])]

@@ -21,6 +21,7 @@ from loregraph.extract.local.words import (
     CLAUSE_MARKERS,
     CREATIVE_HEADS,
     GREETING_WORDS,
+    GROUP_HEADS,
     HUMAN_AGENT_VERBS,
     LEAVE_VERBS,
     ORG_NOUNS,
@@ -219,7 +220,7 @@ def _context_votes(st: Parse, m: Mention) -> None:
         ante = [t.lower_ for t in doc[max(0, i - 7):i - 1]]
         if any(t in PROJECT_HEADS for t in ante[-3:]):
             m.vote(PROJECT, 1.5)
-        elif any(t in ORG_NOUNS | TEAM_HEADS for t in ante[-3:]):
+        elif any(t in ORG_NOUNS | TEAM_HEADS | GROUP_HEADS for t in ante[-3:]):
             m.vote(ORGANIZATION, 1.2)
         elif any(t in {"library", "framework", "tool", "database", "language", "package", "plugin",
                        "extension", "editor", "ide", "sdk", "crate", "gem", "cli"} for t in ante[-3:]):

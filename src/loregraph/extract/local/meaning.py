@@ -63,6 +63,7 @@ NONE = "NONE"
 MIN_SIMILARITY = 0.70  # below this the nearest example is not close enough to say anything
 MIN_MARGIN = 0.03  # the best label must beat the best other label by this much
 K_NEIGHBOURS = 3
+FRAME_SIMILARITY = 0.85  # a verb frame alone ("play in") says something only when it is one of the examples
 
 # relation types allowed per object kind (the library's rows name the kind too; this is the guard)
 ALLOWED: dict[str, frozenset[str]] = {
@@ -215,6 +216,34 @@ def predicate_phrase(st: Parse, start: int, end: int) -> str:
     return " ".join(words[-8:])
 
 
+def verb_frame(st: Parse, o: Mention, start: int) -> str:
+    """The governing verb's frame for an object: its lemma, particles and the object's preposition
+    ("played keys in a band called X" → "play in"); "" when the object hangs from no verb after ``start``."""
+    head = st.doc[o.end - 1]
+    while head.dep_ in ("compound", "flat", "appos", "conj") and head.head.i != head.i:
+        head = head.head
+    prep = ""
+    if head.dep_ == "pobj":
+        prep = head.head.lower_
+        head = head.head
+    elif head.dep_ not in ("dobj", "attr", "oprd"):
+        return ""
+    verb = head.head
+    if verb.lower_ in ("called", "named") and verb.head.dep_ in ("pobj", "dobj"):
+        # "in a band called X": the frame of the noun the name is given to
+        noun = verb.head
+        prep = noun.head.lower_ if noun.dep_ == "pobj" else ""
+        verb = noun.head.head if noun.dep_ == "pobj" else noun.head
+    if not prep or verb.pos_ not in ("VERB", "AUX") or verb.i < start or verb.i >= o.start:
+        return ""  # a bare verb ("run X", "test X") is too ambiguous without the words around it
+    words = [w for w in (_word(st, c) for c in verb.children if c.dep_ == "neg" and c.i < verb.i)]
+    words.append(_word(st, verb))
+    words += [c.lower_ for c in verb.children if c.dep_ == "prt"]
+    if prep:
+        words.append(prep)
+    return " ".join(words)
+
+
 def _compared(st: Parse, o: Mention) -> bool:
     """The object of a comparison ("over X", "than X", "instead of X", "vs X"): no relation of its own."""
     words = [t.lower_ for t in st.doc[max(0, o.start - 2):o.start]]
@@ -320,6 +349,12 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
                 verdict: Verdict | None = prev_verdict  # coordination: "in X and Y"
             else:
                 verdict = library.classify(predicate_phrase(st, _phrase_start(st, cl, start, o), o.start), kind)
+                if verdict is None or verdict.label == NONE:
+                    frame = verb_frame(st, o, start)
+                    if frame:  # "hand everything off in X" → "hand off in": the verb's frame alone
+                        verdict = library.classify(frame, kind)
+                        if verdict is not None and verdict.similarity < FRAME_SIMILARITY:
+                            verdict = None
             prev_obj, prev_verdict = o, verdict
             if verdict is None or verdict.label == NONE:
                 continue
