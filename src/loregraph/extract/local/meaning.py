@@ -353,8 +353,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
                     frame = verb_frame(st, o, start)
                     if frame:  # "hand everything off in X" → "hand off in": the verb's frame alone
                         verdict = library.classify(frame, kind)
-                        if verdict is not None and verdict.similarity < FRAME_SIMILARITY:
-                            verdict = None
+                        if verdict is not None and (verdict.similarity < FRAME_SIMILARITY or verdict.label == END):
+                            verdict = None  # endings need the whole phrase ("switched X from Y": X's, not ours)
             prev_obj, prev_verdict = o, verdict
             if verdict is None or verdict.label == NONE:
                 continue
