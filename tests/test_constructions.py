@@ -222,3 +222,8 @@ def test_quitting_the_group_just_named_ends_the_membership(ex: LocalExtractor) -
 def test_a_verb_frame_alone_does_not_relate_a_bare_object(ex: LocalExtractor) -> None:
     x = ex.extract("Orbit runs ROS 2 Humble on a Jetson board.", ctx())
     assert not any(t == "PART_OF" for _, t, _ in rels(x))
+
+
+def test_working_on_something_with_the_speaker(ex: LocalExtractor) -> None:
+    x = ex.extract("Lio co-maintains Quartzite with me.", ctx())
+    assert {("Lio", "WORKS_ON", "Quartzite"), ("ME", "WORKS_ON", "Quartzite"), ("ME", "WORKS_WITH", "Lio")} <= rels(x)
