@@ -227,3 +227,13 @@ def test_a_verb_frame_alone_does_not_relate_a_bare_object(ex: LocalExtractor) ->
 def test_working_on_something_with_the_speaker(ex: LocalExtractor) -> None:
     x = ex.extract("Lio co-maintains Quartzite with me.", ctx())
     assert {("Lio", "WORKS_ON", "Quartzite"), ("ME", "WORKS_ON", "Quartzite"), ("ME", "WORKS_WITH", "Lio")} <= rels(x)
+
+
+def test_an_organisations_stack_lists_every_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("Ferrocorp's stack is Elixir, Svelte, Oban for jobs and Ktor on the server.", ctx())
+    assert {("Ferrocorp", "USES", t) for t in ("Elixir", "Svelte", "Oban", "Ktor")} <= rels(x)
+
+
+def test_a_comma_before_a_new_subject_still_starts_a_clause(ex: LocalExtractor) -> None:
+    x = ex.extract("I use Slack, Priya Raman uses Teams.", ctx())
+    assert ("ME", "USES", "Teams") not in rels(x) and ("Priya Raman", "USES", "Teams") in rels(x)

@@ -219,8 +219,14 @@ def _fan_fragment(st: Parse, cl: Clause) -> bool:
 def _listed(st: Parse, conj: Any, k: int) -> bool:
     """"with X and Y, ...": a name after "and" that only continues a list of names (no verb of its own)."""
     doc = st.doc
-    if conj.i == 0 or st.at[conj.i - 1] == -1 or conj.lower_ not in ("and", "or"):
-        return False
+    if conj.i == 0 or conj.lower_ not in ("and", "or", ","):
+        return False  # "X, Y and Z" too: a comma between names continues the list
+    if st.at[conj.i - 1] == -1:
+        # "X for jobs and Y": a short verbless adjunct after the last name still continues the list
+        back = next((j for j in range(conj.i - 1, max(-1, conj.i - 5), -1) if st.at[j] != -1), None)
+        gap = doc[back + 1:conj.i] if back is not None else None
+        if gap is None or not len(gap) or gap[0].pos_ != "ADP" or any(t.pos_ in ("VERB", "AUX") for t in gap):
+            return False
     m = st.mentions[st.at[k]]
     nxt = doc[m.end] if m.end < len(doc) else None
     return nxt is None or nxt.is_punct or nxt.lower_ in ("and", "or", "for", "in", "on", "with", "to", "at")

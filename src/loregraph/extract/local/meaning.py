@@ -344,8 +344,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
                 continue
             between = st.doc[prev_obj.end:o.start].text.strip().lower() if prev_obj is not None else None
             if prev_obj is not None and prev_verdict is not None and _KIND_OF_TYPE.get(prev_obj.type) == kind \
-                    and between in ("and", "or", ",", ", and", "&", "+", "plus", "as well as", "with", "with the",
-                                    "alongside"):
+                    and (between in ("and", "or", ",", ", and", "&", "+", "plus", "as well as", "with", "with the",
+                                     "alongside") or _list_with_adjunct(st, prev_obj, o)):
                 verdict: Verdict | None = prev_verdict  # coordination: "in X and Y"
             else:
                 verdict = library.classify(predicate_phrase(st, _phrase_start(st, cl, start, o), o.start), kind)
@@ -388,6 +388,13 @@ def _before_adjunct(st: Parse, start: int, end: int) -> int:
         elif seen_verb and t.dep_ == "prep" and t.pos_ == "ADP":
             return int(t.i)
     return end
+
+
+def _list_with_adjunct(st: Parse, a: Mention, b: Mention) -> bool:
+    """"X for jobs and Y": a short verbless adjunct after a list item, then the list goes on."""
+    gap = st.doc[a.end:b.start]
+    return 1 < len(gap) <= 5 and gap[-1].lower_ in ("and", "or", ",", "&", "+") and gap[0].pos_ == "ADP" \
+        and not any(t.pos_ in ("VERB", "AUX") or st.at[t.i] != -1 for t in gap)
 
 
 def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> None:
@@ -435,6 +442,9 @@ def _copula_tool(st: Parse, cl: Clause, s: Any, start: int, o: Mention, generic:
                                         for t in st.doc[cl.start:cl.verbs[0].i])
     if not (generic or noun_subject or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
         return False  # "our booking site is X": the speaker's thing (noun_subject) uses X
+    if s is not SPEAKER and s.end < len(st.doc) and st.doc[s.end].text in ("'s", "’s") \
+            and cl.start <= cl.verbs[0].i < o.start:
+        start = cl.verbs[0].i  # "Acme's stack is X": the owner's thing is X, the predicate starts at "is"
     if predicate_phrase(st, start, o.start) not in _COPULA_PHRASES:
         return False
     rtype = USES
