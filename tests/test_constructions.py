@@ -237,3 +237,16 @@ def test_an_organisations_stack_lists_every_tool(ex: LocalExtractor) -> None:
 def test_a_comma_before_a_new_subject_still_starts_a_clause(ex: LocalExtractor) -> None:
     x = ex.extract("I use Slack, Priya Raman uses Teams.", ctx())
     assert ("ME", "USES", "Teams") not in rels(x) and ("Priya Raman", "USES", "Teams") in rels(x)
+
+
+def test_we_with_a_co_verb_is_the_speaker_and_the_person_just_named(ex: LocalExtractor) -> None:
+    x = ex.extract("Ines moved to Halden University, but we're still co-authoring Tidewater.", ctx())
+    assert {e.name: e.type for e in x.entities}["Ines"] == "person"
+    assert {("ME", "WORKS_WITH", "Ines"), ("Ines", "WORKS_ON", "Tidewater"), ("ME", "WORKS_ON", "Tidewater"),
+            ("Ines", "PART_OF", "Halden University")} <= rels(x)
+
+
+def test_we_together_is_the_speaker_and_the_person_just_named(ex: LocalExtractor) -> None:
+    x = ex.extract("Mirela's a full co-maintainer of quartzite now and we're writing the release plan together.",
+                   ctx())
+    assert ("ME", "WORKS_WITH", "Mirela") in rels(x)

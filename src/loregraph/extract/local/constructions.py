@@ -226,6 +226,8 @@ def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
     """What an effect's source or target names: a node of the match, ``@subject`` or ``@speaker``."""
     if ref == "@speaker":
         return SPEAKER if st.speaker_ok else None
+    if ref == "@antecedent_person":
+        return _antecedent(st, mt, PERSON)
     if ref == "@subject":
         s = _subject_of(st, mt.nodes["verb"])
         if s is None and st.speaker_ok and SPEAKER in cl.subj:
@@ -247,17 +249,20 @@ def _antecedent_tool(st: Parse, mt: Match) -> Any:
     return None
 
 
-def _antecedent_org(st: Parse, mt: Match) -> Any:
-    """The last organisation named before the match ("... and I quit the band")."""
+def _antecedent(st: Parse, mt: Match, etype: str) -> Any:
+    """The last entity of ``etype`` named before the match ("... and I quit the band", "but we're still ...")."""
     first = min(mt.nodes.values())
-    return next((m for m in reversed(st.mentions) if m.end <= first and m.type == ORGANIZATION and m.ref), None)
+    return next((m for m in reversed(st.mentions) if m.end <= first and m.type == etype and m.ref
+                 and not m.is_speaker), None)
 
 
 def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
     if ref == "@antecedent_tool":
         return [_antecedent_tool(st, mt)]
     if ref == "@antecedent_org":
-        return [_antecedent_org(st, mt)]
+        return [_antecedent(st, mt, ORGANIZATION)]
+    if ref == "@antecedent_person":
+        return [_antecedent(st, mt, PERSON)]
     if ref.startswith("@"):
         return [_node(st, cl, mt, ref)]
     return [_entity(st, i) for i in _with_conjuncts(st, mt.nodes[ref])]
