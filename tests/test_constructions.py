@@ -250,3 +250,12 @@ def test_we_together_is_the_speaker_and_the_person_just_named(ex: LocalExtractor
     x = ex.extract("Mirela's a full co-maintainer of quartzite now and we're writing the release plan together.",
                    ctx())
     assert ("ME", "WORKS_WITH", "Mirela") in rels(x)
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("We went all in on Linear last year, wouldn't go back.", "Linear"),
+    ("honestly I'm all in on Obsidian these days, can't live without it", "Obsidian"),
+])
+def test_a_negated_modal_after_a_comma_does_not_negate_the_clause_before(ex: LocalExtractor, text: str,
+                                                                           tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))

@@ -63,6 +63,7 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
                 k += 1
             if k < sent.end and (doc[k].lower_ in SUBJ_PRONOUNS or (st.at[k] != -1 and not _listed(st, t, k))
                                  or (doc[k].lower_ in _QUANTIFIER_SUBJECTS and doc[k].dep_ in ("nsubj", "nsubjpass"))
+                                 or (doc[k].tag_ == "MD" and t.lower_ == ",")  # "..., can't live without it"
                                  or is_verb(st, doc[k]) or doc[k].pos_ in ("DET",)
                                  or doc[k].tag_ == "PRP$"):
                 bounds.append(t.i + 1)
