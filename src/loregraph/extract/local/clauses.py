@@ -28,6 +28,9 @@ from loregraph.extract.local.words import (
     SUBJ_PRONOUNS,
 )
 
+_HABIT_ADVERBS = frozenset({"still", "also", "mostly", "usually", "always", "mainly", "now", "basically", "honestly"})
+_QUANTIFIER_SUBJECTS = frozenset({"everything", "everyone", "all", "nothing", "nobody", "most", "both"})
+
 
 def split_clauses(st: Parse, sent: Any) -> list[Clause]:
     doc = st.doc
@@ -59,6 +62,8 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
             while k < sent.end and doc[k].lower_ in ("and", "but", "so", "then", "also", ","):
                 k += 1
             if k < sent.end and (doc[k].lower_ in SUBJ_PRONOUNS or (st.at[k] != -1 and not _listed(st, t, k))
+                                 or (doc[k].lower_ in _QUANTIFIER_SUBJECTS and doc[k].dep_ in ("nsubj", "nsubjpass"))
+                                 or (doc[k].tag_ == "MD" and t.lower_ == ",")  # "..., can't live without it"
                                  or is_verb(st, doc[k]) or doc[k].pos_ in ("DET",)
                                  or doc[k].tag_ == "PRP$"):
                 bounds.append(t.i + 1)
@@ -196,7 +201,9 @@ def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
     if not first.is_sent_start and st.doc[first.i - 1].text not in (".", "!", ":") and not (
             st.doc[cl.start].is_sent_start and all(t.pos_ in ("ADV", "INTJ") for t in st.doc[cl.start:first.i])):
         return False
-    if verb.tag_ not in ("VBD", "VBN", "VBZ", "VBP", "VBG") or verb.lemma_ in ("be", "have", "do", "thank", "love"):
+    habitual = verb.tag_ == "VB" and first.i > cl.start and st.doc[first.i - 1].lower_ in _HABIT_ADVERBS
+    if (verb.tag_ not in ("VBD", "VBN", "VBZ", "VBP", "VBG") and not habitual) \
+            or verb.lemma_ in ("be", "have", "do", "thank", "love"):  # "Still use X daily": not an order
         return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
     return not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)
 
@@ -213,8 +220,14 @@ def _fan_fragment(st: Parse, cl: Clause) -> bool:
 def _listed(st: Parse, conj: Any, k: int) -> bool:
     """"with X and Y, ...": a name after "and" that only continues a list of names (no verb of its own)."""
     doc = st.doc
-    if conj.i == 0 or st.at[conj.i - 1] == -1 or conj.lower_ not in ("and", "or"):
-        return False
+    if conj.i == 0 or conj.lower_ not in ("and", "or", ","):
+        return False  # "X, Y and Z" too: a comma between names continues the list
+    if st.at[conj.i - 1] == -1:
+        # "X for jobs and Y": a short verbless adjunct after the last name still continues the list
+        back = next((j for j in range(conj.i - 1, max(-1, conj.i - 5), -1) if st.at[j] != -1), None)
+        gap = doc[back + 1:conj.i] if back is not None else None
+        if gap is None or not len(gap) or gap[0].pos_ != "ADP" or any(t.pos_ in ("VERB", "AUX") for t in gap):
+            return False
     m = st.mentions[st.at[k]]
     nxt = doc[m.end] if m.end < len(doc) else None
     return nxt is None or nxt.is_punct or nxt.lower_ in ("and", "or", "for", "in", "on", "with", "to", "at")

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loregraph.extract.base import SPEAKER, ExtractedEnding, ExtractedRelation
-from loregraph.extract.local.endings import EndingEvent, OrgDropped, SpeakerDropped
+from loregraph.extract.local.endings import EndingEvent, OrgDropped, ProjectDropped, SpeakerDropped
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -16,6 +16,7 @@ from loregraph.extract.local.kinds import (
     PART_OF,
     PERSON,
     PREFERS,
+    PROJECT,
     TOOL,
     USES,
     WORKS_ON,
@@ -129,6 +130,17 @@ class Collector:
         if s is not SPEAKER and getattr(s, "type", "") == ORGANIZATION and rtype in (None, USES) \
                 and getattr(o, "type", "") in (TOOL, CONCEPT):
             self.events.append(OrgDropped(s, o))  # "Acme moved off X": a member's use of X ends too
+        if s is not SPEAKER and getattr(s, "type", "") == PROJECT and rtype in (None, USES, DEPENDS_ON) \
+                and getattr(o, "type", "") in (TOOL, CONCEPT):
+            self.events.append(ProjectDropped(s, o))  # "moved X off Y": "Z uses Y for X" ends too
+
+    def cancel_end(self, s: Any, o: Any) -> None:
+        """Take back the endings of ``s`` → ``o`` said so far (a later stage read the clause as the start)."""
+        sr, orf = self.ref(s), self.ref(o)
+        if not sr or not orf:
+            return
+        self.endings = [e for e in self.endings if (e.source, e.target) != (sr, orf)]
+        self._end_keys = {k for k in self._end_keys if not (len(k) == 3 and (k[0], k[2]) == (sr, orf))}
 
     def end_fact(self, fact_id: str, reason: str, at: Any = None) -> None:
         """End an offered candidate fact by id."""

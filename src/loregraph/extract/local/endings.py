@@ -45,6 +45,14 @@ class OrgDropped:
 
 
 @dataclass(frozen=True, slots=True)
+class ProjectDropped:
+    """A project stopped using a tool: anyone's use of the tool *for that project* ends too."""
+
+    project: Mention
+    tool: Mention
+
+
+@dataclass(frozen=True, slots=True)
 class NewRole:
     """"my new manager X": the speaker's earlier fact naming that role for someone else ends."""
 
@@ -52,7 +60,7 @@ class NewRole:
     person: Mention
 
 
-EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | NewRole
+EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | ProjectDropped | NewRole
 
 
 def apply_supersede(p: Parse) -> None:
@@ -97,6 +105,16 @@ def apply_supersede(p: Parse) -> None:
                             (tool.existing_id and f.target_id == tool.existing_id)
                             or f.target_name.casefold() == tool.name.casefold()):
                         p.out.end_fact(f.id, f"{org.name} dropped {tool.name}")
+            continue
+        if isinstance(event, ProjectDropped):
+            # "we switched Forecast from pandas to Polars": "Marcus uses pandas for Forecast" ends too
+            proj, tool = event.project, event.tool
+            for_proj = re.compile(rf"\b(for|on|in)\s+(the\s+)?{re.escape(proj.name)}\b", re.I)
+            for f in facts:
+                if f.type in (USES, DEPENDS_ON) and (
+                        (tool.existing_id and f.target_id == tool.existing_id)
+                        or f.target_name.casefold() == tool.name.casefold()) and for_proj.search(f.fact):
+                    p.out.end_fact(f.id, f"{proj.name} dropped {tool.name}")
             continue
         if isinstance(event, MovedOrg):
             s, org = event.subject, event.org

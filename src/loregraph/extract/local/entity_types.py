@@ -12,6 +12,7 @@ from loregraph.extract.local.state import (
     Mention,
     Parse,
     best_type,
+    camel,
     clean_name,
     lemma,
     nearest_verb_before,
@@ -20,6 +21,7 @@ from loregraph.extract.local.words import (
     CLAUSE_MARKERS,
     CREATIVE_HEADS,
     GREETING_WORDS,
+    GROUP_HEADS,
     HUMAN_AGENT_VERBS,
     LEAVE_VERBS,
     ORG_NOUNS,
@@ -137,6 +139,10 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue
         if m.ner == "PERSON":
             m.vote(PERSON, 0.45)
+            if m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ == "with" and m.end - m.start <= 2 \
+                    and not camel(m.name) and m.votes.get(TOOL, 0.0) < 1.5:
+                # "using X for Orion with Nora": a companion (NER agrees), not a second tool
+                m.vote(PERSON, max(0.0, m.votes.get(TOOL, 0.0) - m.votes.get(PERSON, 0.0)) + 0.3)
         elif m.ner == "ORG" and m.source == "cap":
             m.vote(ORGANIZATION, 0.3)
         t = best_type(m.votes)
@@ -214,7 +220,7 @@ def _context_votes(st: Parse, m: Mention) -> None:
         ante = [t.lower_ for t in doc[max(0, i - 7):i - 1]]
         if any(t in PROJECT_HEADS for t in ante[-3:]):
             m.vote(PROJECT, 1.5)
-        elif any(t in ORG_NOUNS | TEAM_HEADS for t in ante[-3:]):
+        elif any(t in ORG_NOUNS | TEAM_HEADS | GROUP_HEADS for t in ante[-3:]):
             m.vote(ORGANIZATION, 1.2)
         elif any(t in {"library", "framework", "tool", "database", "language", "package", "plugin",
                        "extension", "editor", "ide", "sdk", "crate", "gem", "cli"} for t in ante[-3:]):

@@ -8,6 +8,7 @@ from loregraph.extract.base import SPEAKER, Extraction, ExtractionContext
 from loregraph.extract.lexicon import Lexicon, default_lexicon
 from loregraph.extract.local.clauses import analyse_clause, is_question, split_clauses
 from loregraph.extract.local.collector import Collector
+from loregraph.extract.local.constructions import relate_constructions, vote_constructions
 from loregraph.extract.local.endings import apply_supersede
 from loregraph.extract.local.entity_types import assign_refs, type_mentions
 from loregraph.extract.local.kinds import KNOWS, PERSON
@@ -107,6 +108,7 @@ class LocalExtractor:
                                   future_text=any(f in f" {doc.text.lower()} " for f in FUTURE_MARKERS))
         p.in_time = [any(w.start <= t.idx < w.end for w in p.times) for t in doc] if p.times else [False] * len(doc)
         find_mentions(p)
+        matches = vote_constructions(p)
         type_mentions(p)
         entities = assign_refs(p)
         p.entities = entities
@@ -120,6 +122,7 @@ class LocalExtractor:
                 p.out.clause_at = cl.when.when if cl.when is not None else None
                 analyse_clause(p, cl, prev)
                 relate(p, cl, prev)
+                relate_constructions(p, cl, matches)
                 relate_finished(p, cl)
                 if self._library is not None:
                     relate_by_meaning(p, cl, self._library)

@@ -43,8 +43,17 @@ from loregraph.extract.local.state import (
     clean_name,
     lemma,
     resolve_person,
+    unit_of,
 )
-from loregraph.extract.local.words import COLLAB_VERBS, PEOPLE_NOUNS, ROLE_NOUNS, VISIT_VERBS, WORK_VERBS
+from loregraph.extract.local.words import (
+    COLLAB_VERBS,
+    NON_USE_VERBS,
+    PEOPLE_NOUNS,
+    PLAN_VERBS,
+    ROLE_NOUNS,
+    VISIT_VERBS,
+    WORK_VERBS,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +63,7 @@ NONE = "NONE"
 MIN_SIMILARITY = 0.70  # below this the nearest example is not close enough to say anything
 MIN_MARGIN = 0.03  # the best label must beat the best other label by this much
 K_NEIGHBOURS = 3
+FRAME_SIMILARITY = 0.85  # a verb frame alone ("play in") says something only when it is one of the examples
 
 # relation types allowed per object kind (the library's rows name the kind too; this is the guard)
 ALLOWED: dict[str, frozenset[str]] = {
@@ -201,9 +211,37 @@ def predicate_phrase(st: Parse, start: int, end: int) -> str:
         if t.is_punct or t.is_space or t.lower_ in _FILLER or t.like_num:
             continue
         w = _word(st, t)
-        if w and (t.is_alpha or w in ("not",)):
+        if w and (t.is_alpha or w in ("not", "be", "have", "would", "will", "can")):  # "'s", "'d": contractions
             words.append(w)
     return " ".join(words[-8:])
+
+
+def verb_frame(st: Parse, o: Mention, start: int) -> str:
+    """The governing verb's frame for an object: its lemma, particles and the object's preposition
+    ("played keys in a band called X" → "play in"); "" when the object hangs from no verb after ``start``."""
+    head = st.doc[o.end - 1]
+    while head.dep_ in ("compound", "flat", "appos", "conj") and head.head.i != head.i:
+        head = head.head
+    prep = ""
+    if head.dep_ == "pobj":
+        prep = head.head.lower_
+        head = head.head
+    elif head.dep_ not in ("dobj", "attr", "oprd"):
+        return ""
+    verb = head.head
+    if verb.lower_ in ("called", "named") and verb.head.dep_ in ("pobj", "dobj"):
+        # "in a band called X": the frame of the noun the name is given to
+        noun = verb.head
+        prep = noun.head.lower_ if noun.dep_ == "pobj" else ""
+        verb = noun.head.head if noun.dep_ == "pobj" else noun.head
+    if not prep or verb.pos_ not in ("VERB", "AUX") or verb.i < start or verb.i >= o.start:
+        return ""  # a bare verb ("run X", "test X") is too ambiguous without the words around it
+    words = [w for w in (_word(st, c) for c in verb.children if c.dep_ == "neg" and c.i < verb.i)]
+    words.append(_word(st, verb))
+    words += [c.lower_ for c in verb.children if c.dep_ == "prt"]
+    if prep:
+        words.append(prep)
+    return " ".join(words)
 
 
 def _compared(st: Parse, o: Mention) -> bool:
@@ -235,8 +273,23 @@ def _phrase_start(st: Parse, cl: Clause, start: int, o: Mention) -> int:
 
 
 def _subject_end(st: Parse, cl: Clause, s: Any) -> int:
+    if s is not SPEAKER and s.end <= cl.start:
+        # a pronoun in this clause stands for a name said before ("X is our app, it's Y + Z")
+        for t in st.doc[cl.start:cl.end]:
+            if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "PRON":
+                return int(t.i) + 1
+        return cl.start
     if s is not SPEAKER:
-        return int(s.end)
+        end = int(s.end)
+        # "Ivy, our designer, hands ...", "Rhea, who's at X, is running ...": the subject's appositive or
+        # relative clause is not part of the predicate
+        head = st.doc[s.end - 1]
+        for c in head.children:
+            if c.dep_ in ("appos", "relcl", "acl") and c.i >= s.end:
+                end = max(end, c.right_edge.i + 1)
+        while end < cl.end and st.doc[end].is_punct:
+            end += 1
+        return end
     for t in st.doc[cl.start:cl.end]:
         if t.lower_ in _SUBJECT_WORDS and t.dep_ in ("nsubj", "nsubjpass"):
             return int(t.i) + 1
@@ -256,8 +309,11 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
         return
     subjects = [s for s in cl.subj if (s is SPEAKER and st.speaker_ok) or (s is not SPEAKER and s.type)]
     generic = False
+    it_end = -1
     if not subjects:
         subjects = _it_subject(st, cl)
+        it_end = next((t.i + 1 for t in st.doc[cl.start:cl.end] if t.lower_ == "it"
+                       and t.dep_ in ("nsubj", "nsubjpass")), -1) if subjects else -1
     if not subjects:
         owner = _generic_subject(st, cl)
         if owner is None:
@@ -271,7 +327,7 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
     if not cl.negated and not cl.ended:
         objs = _type_unknown_objects(st, cl, subjects, first_verb, objs, library)
     for s in subjects:
-        start = _subject_end(st, cl, s)
+        start = it_end if it_end != -1 else _subject_end(st, cl, s)
         prev_obj: Mention | None = None
         prev_verdict: Verdict | None = None
         for o in objs:
@@ -288,11 +344,17 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
                 continue
             between = st.doc[prev_obj.end:o.start].text.strip().lower() if prev_obj is not None else None
             if prev_obj is not None and prev_verdict is not None and _KIND_OF_TYPE.get(prev_obj.type) == kind \
-                    and between in ("and", "or", ",", ", and", "&", "+", "plus", "as well as", "with", "with the",
-                                    "alongside"):
+                    and (between in ("and", "or", ",", ", and", "&", "+", "plus", "as well as", "with", "with the",
+                                     "alongside") or _list_with_adjunct(st, prev_obj, o)):
                 verdict: Verdict | None = prev_verdict  # coordination: "in X and Y"
             else:
                 verdict = library.classify(predicate_phrase(st, _phrase_start(st, cl, start, o), o.start), kind)
+                if verdict is None or verdict.label == NONE:
+                    frame = verb_frame(st, o, start)
+                    if frame:  # "hand everything off in X" → "hand off in": the verb's frame alone
+                        verdict = library.classify(frame, kind)
+                        if verdict is not None and (verdict.similarity < FRAME_SIMILARITY or verdict.label == END):
+                            verdict = None  # endings need the whole phrase ("switched X from Y": X's, not ours)
             prev_obj, prev_verdict = o, verdict
             if verdict is None or verdict.label == NONE:
                 continue
@@ -306,11 +368,33 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
         if s is not SPEAKER and s.type in (TOOL, CONCEPT) and not objs:
             phrase = predicate_phrase(st, start, cl.end)
             verdict = library.classify(phrase, "self")
+            cut = _before_adjunct(st, start, cl.end)
+            if (verdict is None or verdict.label == NONE) and cut < cl.end:
+                # "X is gone from the repo": the verb group says it, the trailing adjunct only adds where
+                verdict = library.classify(predicate_phrase(st, start, cut), "self")
             if verdict is not None and verdict.label == END and st.speaker_ok:
                 st.out.end(SPEAKER, None, s, reason="meaning")
     _co_subjects(st, cl, subjects, objs)
     if SPEAKER in subjects and not objs:
         _fronted_object(st, cl, ms, library)
+
+
+def _before_adjunct(st: Parse, start: int, end: int) -> int:
+    """Where the first prepositional adjunct after the verb group begins (``end`` if there is none)."""
+    seen_verb = False
+    for t in st.doc[start:end]:
+        if t.pos_ in ("VERB", "AUX") or t.tag_ == "VBN":
+            seen_verb = True
+        elif seen_verb and t.dep_ == "prep" and t.pos_ == "ADP":
+            return int(t.i)
+    return end
+
+
+def _list_with_adjunct(st: Parse, a: Mention, b: Mention) -> bool:
+    """"X for jobs and Y": a short verbless adjunct after a list item, then the list goes on."""
+    gap = st.doc[a.end:b.start]
+    return 1 < len(gap) <= 5 and gap[-1].lower_ in ("and", "or", ",", "&", "+") and gap[0].pos_ == "ADP" \
+        and not any(t.pos_ in ("VERB", "AUX") or st.at[t.i] != -1 for t in gap)
 
 
 def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> None:
@@ -325,6 +409,10 @@ def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> N
     rtype = v.label
     if rtype == PART_OF and _one_off_visit(cl):
         return  # "I went to a support group yesterday": a visit on a day, not a membership
+    if rtype == PART_OF and (unit := unit_of(st, o)) is not None:
+        if st.out.related(s, unit):
+            return
+        o = unit  # "moved to Kelham's night team": the team, which is part of Kelham
     if kind == "person" and s is not SPEAKER and s.type != PERSON:
         return
     if rtype == PREFERS and s is not SPEAKER and s.type in (TOOL, CONCEPT):
@@ -350,8 +438,13 @@ def _copula_tool(st: Parse, cl: Clause, s: Any, start: int, o: Mention, generic:
     """"crash reporting is X", "the app is X on Y", "Acme's stack is X": the owner uses X (a rule)."""
     if not cl.verbs or lemma(cl.verbs[0]) != "be" or cl.negated or cl.ended:
         return False
-    if not (generic or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
-        return False
+    noun_subject = s is SPEAKER and any(t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "NOUN"
+                                        for t in st.doc[cl.start:cl.verbs[0].i])
+    if not (generic or noun_subject or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
+        return False  # "our booking site is X": the speaker's thing (noun_subject) uses X
+    if s is not SPEAKER and s.end < len(st.doc) and st.doc[s.end].text in ("'s", "’s") \
+            and cl.start <= cl.verbs[0].i < o.start:
+        start = cl.verbs[0].i  # "Acme's stack is X": the owner's thing is X, the predicate starts at "is"
     if predicate_phrase(st, start, o.start) not in _COPULA_PHRASES:
         return False
     rtype = USES
@@ -370,11 +463,16 @@ def _co_subjects(st: Parse, cl: Clause, subjects: list[Any], objs: list[Mention]
     work_objects = [o for o in objs if o.type in (PROJECT, TOOL, CONCEPT)]
     if not work_objects and not lems & {"pair", "work", "collaborate", "build", "write", "run", "co-author"}:
         return
+    projects = [o for o in work_objects if o.type == PROJECT and not _compared(st, o)]
+    shared_work = not lems & (NON_USE_VERBS | PLAN_VERBS)
+    for o in projects:  # "Ana and I are co-writing X": both of them work on X
+        if shared_work and not st.out.related(SPEAKER, o):
+            st.out.add(SPEAKER, WORKS_ON, o, cl, 0.8, trace="rules: X and I <verb> <project>")
     for p in people:
         if not st.out.related(SPEAKER, p):
             st.out.add(SPEAKER, WORKS_WITH, p, cl, 0.8, trace="rules: X and I <verb> (shared work)")
-        for o in work_objects:
-            if o.type == PROJECT and st.out.has(SPEAKER, WORKS_ON, o) and not st.out.related(p, o):
+        for o in projects:
+            if st.out.has(SPEAKER, WORKS_ON, o) and not st.out.related(p, o):
                 st.out.add(p, WORKS_ON, o, cl, 0.8, trace="rules: X and I work on it")
 
 

@@ -523,7 +523,8 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     owner_verbs = {"maintain", "own", "lead", "build", "rewrite", "launch", "ship", "run", "start", "manage",
                    "take", "inherit", "finish", "design", "write", "draft", "create"}
     if ((prep == "on" and gword in WORK_VERBS | COLLAB_VERBS | {"be", "focus"})
-            or (prep == "" and definite and gword in owner_verbs)) and hl in WORK_ITEM_HEADS and mods \
+            or (prep == "" and (definite or sum(t.dep_ == "compound" for t in mods) >= 2) and gword in owner_verbs)) \
+            and hl in WORK_ITEM_HEADS and mods \
             and all(t.pos_ in ("NOUN", "ADJ", "PROPN", "VERB") for t in mods):
         m = Mention(start, end, text, source="np")
         m.vote(PROJECT, 0.9)

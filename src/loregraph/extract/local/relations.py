@@ -33,6 +33,7 @@ from loregraph.extract.local.state import (
     lemma,
     prep_before,
     resolve_it,
+    unit_of,
 )
 from loregraph.extract.local.words import (
     COLLAB_VERBS,
@@ -258,6 +259,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 st.out.add(s, rtype, o, cl, conf if g != "report" else 0.6,
                            trace=_why("verb class with a person", g, p))
         elif o.type == ORGANIZATION and rtype in (PART_OF, USES):
+            unit = unit_of(st, o)
+            if unit is not None:
+                o = unit  # "moved to Kelham's night team": one joins the team, which is part of Kelham
             for s in srcs:
                 if rtype == PART_OF and s is not SPEAKER and s.type not in (PERSON, PROJECT, ORGANIZATION):
                     continue

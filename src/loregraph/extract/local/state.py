@@ -290,3 +290,13 @@ def clause_gov_verb(st: Parse, m: Mention, cl: Clause) -> Any:
 def gov_lemma(st: Parse, m: Mention, cl: Clause) -> str:
     v = clause_gov_verb(st, m, cl)
     return lemma(v) if v is not None else ""
+
+
+def unit_of(st: Parse, o: Mention) -> Mention | None:
+    """The team an organisation's possessive introduces ("Kelham's night team"), if any."""
+    k = o.end
+    if k + 1 < len(st.doc) and st.doc[k].text in ("'s", "’s") and st.at[k + 1] != -1:
+        unit = st.mentions[st.at[k + 1]]
+        if unit.type == ORGANIZATION and unit.ref and unit.name.split()[-1].lower() in TEAM_HEADS:
+            return unit
+    return None

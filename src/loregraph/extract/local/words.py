@@ -21,6 +21,11 @@ def _set(key: str) -> frozenset[str]:
     return frozenset(_W[key])
 
 
+def word_class(key: str) -> frozenset[str]:
+    """The word class ``key`` of ``word_classes.json`` (KeyError if there is none)."""
+    return _set(key)
+
+
 SPEAKER_WORDS = _set("speaker_words")
 WE_WORDS = _set("we_words")
 PERSON_PRONOUNS = _set("person_pronouns")

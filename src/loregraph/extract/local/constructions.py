@@ -1,0 +1,313 @@
+"""Stage 2b/4c, constructions: English constructions matched on the dependency parse with spaCy's
+``DependencyMatcher``. The patterns and what each one says are data (``extract/data/constructions.json``);
+this module only runs them.
+
+A construction can give typing evidence (votes, before the types are decided: :func:`vote_constructions`),
+turn a plain noun naming a group into an organisation mention ("Tomas from accounting"), and state a
+relation or end one (per clause, with the other relation stages: :func:`relate_constructions`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from loregraph.extract.base import SPEAKER
+from loregraph.extract.local.kinds import (
+    CONCEPT,
+    DEPENDS_ON,
+    ORGANIZATION,
+    PART_OF,
+    PERSON,
+    PROJECT,
+    TOOL,
+    USES,
+    WORKS_ON,
+    WORKS_WITH,
+)
+from loregraph.extract.local.state import Clause, Mention, Parse, resolve_person
+from loregraph.extract.local.words import ORG_NOUNS, PLACE_HEADS, PROJECT_HEADS, TEAM_HEADS, word_class
+
+CONSTRUCTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "constructions.json"
+# the entity types a relation's source and target may have, per relation type
+_TYPES_OF_NODE: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    PART_OF: (frozenset({PERSON, ORGANIZATION, PROJECT}), frozenset({ORGANIZATION})),
+    WORKS_ON: (frozenset({PERSON}), frozenset({PROJECT})),
+    WORKS_WITH: (frozenset({PERSON}), frozenset({PERSON})),
+    DEPENDS_ON: (frozenset({PROJECT, TOOL}), frozenset({TOOL, CONCEPT, PROJECT})),
+    USES: (frozenset({PERSON, PROJECT, ORGANIZATION}), frozenset({TOOL, CONCEPT})),
+}
+_NAMED_BY_COMPOUND = PROJECT_HEADS | TEAM_HEADS | ORG_NOUNS  # not "the Python bindings": those are no Python
+_BY_TYPE = {TOOL: USES, CONCEPT: USES, ORGANIZATION: PART_OF, PROJECT: WORKS_ON}
+_KNOWN_SOURCES = frozenset({"lexicon", "candidate", "packages"})
+
+
+@dataclass(frozen=True, slots=True)
+class Construction:
+    """One entry of the constructions file."""
+
+    id: str
+    says: str
+    pattern: list[dict[str, Any]]
+    votes: dict[str, tuple[str, float]] = field(default_factory=dict)
+    group: str = ""
+    relations: list[dict[str, Any]] = field(default_factory=list)
+    endings: list[dict[str, Any]] = field(default_factory=list)
+    asserts: bool = False  # a fact even in a clause that reads as a plan ("X needs Y to run")
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A construction found in one message: its node names mapped to token indices."""
+
+    construction: Construction
+    nodes: dict[str, int]
+
+
+def _resolve_classes(value: Any) -> Any:
+    """``{"IN": "@job_verbs"}`` → ``{"IN": [...the word class...]}`` (recursively)."""
+    if isinstance(value, str) and value.startswith("@"):
+        return sorted(word_class(value[1:]))
+    if isinstance(value, dict):
+        return {k: _resolve_classes(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve_classes(v) for v in value]
+    return value
+
+
+def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
+    """The constructions of the data file, word-class references resolved."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for c in raw["constructions"]:
+        out.append(Construction(
+            id=c["id"], says=c.get("says", ""), pattern=_resolve_classes(c["pattern"]),
+            votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
+            group=c.get("group", ""), relations=c.get("relations", []), endings=c.get("endings", []),
+            asserts=bool(c.get("asserts", False))))
+    return out
+
+
+class ConstructionMatcher:
+    """A ``DependencyMatcher`` over all constructions, built once per spaCy vocabulary."""
+
+    _cache: ClassVar[dict[int, ConstructionMatcher]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, vocab: Any, constructions: list[Construction] | None = None) -> None:
+        from spacy.matcher import DependencyMatcher
+
+        self.constructions = {c.id: c for c in (constructions or load_constructions())}
+        self._matcher = DependencyMatcher(vocab)
+        for c in self.constructions.values():
+            self._matcher.add(c.id, [c.pattern])
+
+    @classmethod
+    def for_vocab(cls, vocab: Any) -> ConstructionMatcher:
+        with cls._lock:
+            m = cls._cache.get(id(vocab))
+            if m is None:
+                m = cls._cache[id(vocab)] = cls(vocab)
+            return m
+
+    def __call__(self, doc: Any) -> list[Match]:
+        out = []
+        for match_id, token_ids in self._matcher(doc):
+            c = self.constructions[doc.vocab.strings[match_id]]
+            names = [row["RIGHT_ID"] for row in c.pattern]
+            out.append(Match(c, dict(zip(names, token_ids, strict=True))))
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# typing evidence (before types are decided)
+# ---------------------------------------------------------------------------------------------
+
+
+def _group_mention(st: Parse, head: int) -> Mention | None:
+    """A plain noun (with its compounds) naming a group: "accounting", "the platform squad"."""
+    doc = st.doc
+    tok = doc[head]
+    if tok.pos_ not in ("NOUN", "ADJ", "VERB") or tok.is_stop or not tok.is_alpha or tok.lower_ in PLACE_HEADS:
+        return None  # "from legal", "from marketing" name departments; "from down the street" no group
+    start = head
+    while start - 1 >= 0 and doc[start - 1].dep_ in ("compound", "amod") and doc[start - 1].head.i == head \
+            and doc[start - 1].pos_ in ("NOUN", "PROPN", "ADJ") and st.at[start - 1] == -1:
+        start -= 1
+    if any(st.at[k] != -1 for k in range(start, head + 1)):
+        return None
+    m = Mention(start, head + 1, doc[start:head + 1].text, source="np-strong")
+    st.mentions.append(m)
+    st.mentions.sort(key=lambda x: x.start)
+    st.at = [-1] * len(doc)
+    for idx, x in enumerate(st.mentions):
+        for k in range(x.start, x.end):
+            st.at[k] = idx
+    return m
+
+
+def vote_constructions(st: Parse) -> list[Match]:
+    """Find the constructions of the message and add their typing evidence; returns the matches."""
+    matches = ConstructionMatcher.for_vocab(st.doc.vocab)(st.doc)
+    for mt in matches:
+        c = mt.construction
+        if c.group and c.group in mt.nodes and st.at[mt.nodes[c.group]] == -1:
+            _group_mention(st, mt.nodes[c.group])
+        for node, (etype, weight) in c.votes.items():
+            i = mt.nodes.get(node)
+            if i is not None and st.at[i] != -1 and st.mentions[st.at[i]].source not in _KNOWN_SOURCES:
+                st.mentions[st.at[i]].vote(etype, weight)  # known names (lexicon, graph) keep their type
+    return matches
+
+
+# ---------------------------------------------------------------------------------------------
+# relations (per clause)
+# ---------------------------------------------------------------------------------------------
+
+
+def _entity(st: Parse, i: int) -> Any:
+    """The speaker, a mention, or a person a pronoun stands for, at token ``i``; None if none."""
+    tok = st.doc[i]
+    low = tok.lower_
+    if low in ("i", "we", "me", "us"):
+        return SPEAKER if st.speaker_ok else None
+    if low in ("his", "her") and tok.dep_ == "poss":
+        # "Wen took his spot": the owner is someone said before, not the verb's own subject
+        subj = {c.i for c in tok.head.head.children if c.dep_ in ("nsubj", "nsubjpass")}
+        for m in reversed(st.mentions):
+            if m.end <= i and m.type == PERSON and m.ref and not any(k in subj for k in range(m.start, m.end)):
+                return m
+        return None
+    if low in ("he", "she", "him", "her"):
+        return resolve_person(st, i)
+    if st.at[i] == -1 and low in _NAMED_BY_COMPOUND:  # "the Fernhill project": the name is a compound of it
+        i = next((c.i for c in tok.children if c.dep_ == "compound" and st.at[c.i] != -1), i)
+    if st.at[i] != -1:
+        m = st.mentions[st.at[i]]
+        return m if m.type and m.ref else None
+    return None
+
+
+def _subject_of(st: Parse, i: int) -> Any:
+    """The subject of the verb at ``i``, or of the verbs it hangs from ("quit to open ...")."""
+    tok = st.doc[i]
+    for _ in range(4):
+        subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if subj:
+            return _entity(st, subj[0].i)
+        if tok.dep_ in ("xcomp", "advcl", "conj", "ccomp") and tok.head.i != tok.i:
+            tok = tok.head
+            continue
+        break
+    return None
+
+
+def _with_conjuncts(st: Parse, i: int) -> list[int]:
+    """The token and the tokens coordinated with it ("X and Y")."""
+    out = [i]
+    for c in st.doc[i].conjuncts:
+        if c.i > i:
+            out.append(c.i)
+    return out
+
+
+def _fits(rtype: str, s: Any, o: Any) -> bool:
+    want = _TYPES_OF_NODE.get(rtype)
+    if want is None:
+        return True
+    stype = PERSON if s is SPEAKER else s.type
+    return stype in want[0] and getattr(o, "type", "") in want[1]
+
+
+def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
+    """What an effect's source or target names: a node of the match, ``@subject`` or ``@speaker``."""
+    if ref == "@speaker":
+        return SPEAKER if st.speaker_ok else None
+    if ref == "@antecedent_person":
+        return _antecedent(st, mt, PERSON)
+    if ref == "@subject":
+        s = _subject_of(st, mt.nodes["verb"])
+        if s is None and st.speaker_ok and SPEAKER in cl.subj:
+            s = SPEAKER  # "Swapped X for Y": the speaker, left unsaid
+        return s
+    return _entity(st, mt.nodes[ref])
+
+
+def _antecedent_tool(st: Parse, mt: Match) -> Any:
+    """The last tool named before a subjectless comparison, not the one it is compared with."""
+    better = st.doc[mt.nodes["better"]]
+    if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in (*better.children, *better.head.children)):
+        return None  # "Height is nicer than Asana": the subject is what is praised (the rules' case)
+    than = st.doc[mt.nodes["than"]]
+    compared = {t.i for t in than.subtree} | {t.i for t in st.doc[than.i:min(len(st.doc), than.i + 3)]}
+    for m in reversed(st.mentions):
+        if m.end <= better.i and m.type in (TOOL, CONCEPT) and m.ref and m.start not in compared:
+            return m
+    return None
+
+
+def _antecedent(st: Parse, mt: Match, etype: str) -> Any:
+    """The last entity of ``etype`` named before the match ("... and I quit the band", "but we're still ...")."""
+    first = min(mt.nodes.values())
+    return next((m for m in reversed(st.mentions) if m.end <= first and m.type == etype and m.ref
+                 and not m.is_speaker), None)
+
+
+def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
+    if ref == "@antecedent_tool":
+        return [_antecedent_tool(st, mt)]
+    if ref == "@antecedent_org":
+        return [_antecedent(st, mt, ORGANIZATION)]
+    if ref == "@antecedent_person":
+        return [_antecedent(st, mt, PERSON)]
+    if ref.startswith("@"):
+        return [_node(st, cl, mt, ref)]
+    return [_entity(st, i) for i in _with_conjuncts(st, mt.nodes[ref])]
+
+
+def _said(st: Parse, cl: Clause, effect: dict[str, Any]) -> bool:
+    words = effect.get("when_said")
+    if not words:
+        return True
+    sent = st.doc[cl.start].sent
+    text = " " + " ".join(t.lower_ for t in sent) + " "
+    return any(f" {w} " in text for w in words)
+
+
+def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
+    """Relations (and endings) stated by the constructions anchored in ``cl``."""
+    if cl.question or cl.negated:
+        return
+    for mt in matches:
+        c = mt.construction
+        if not (cl.start <= min(mt.nodes.values()) < cl.end) or (cl.hypothetical and not c.asserts):
+            continue
+        trace = f"construction: {c.id}"
+        # what the construction relates is never what it ends ("his" read as the newcomer: nothing ends)
+        kept = {(id(_node(st, cl, mt, r["source"])), id(o)) for r in c.relations
+                for o in _targets(st, cl, mt, r["target"]) if o is not None}
+        for e in c.endings:
+            s = _node(st, cl, mt, e["source"])
+            if s is None or not _said(st, cl, e):
+                continue
+            for o in _targets(st, cl, mt, e["target"]):
+                if o is not None and o is not SPEAKER and o is not s and (id(s), id(o)) not in kept:
+                    st.out.end(s, e.get("type"), o, reason="construction")
+        for r in c.relations:
+            s = _node(st, cl, mt, r["source"])
+            if s is None or not _said(st, cl, r) or (cl.ended and s is SPEAKER and not c.endings):
+                continue
+            for o in _targets(st, cl, mt, r["target"]):
+                if o is None or o is s or (o is SPEAKER and s is SPEAKER):
+                    continue
+                rt = _BY_TYPE.get(getattr(o, "type", ""), "") if r["type"] == "@by_type" else r["type"]
+                if not rt or (rt == USES and getattr(o, "type", "") not in (TOOL, CONCEPT)):
+                    continue
+                if o is not SPEAKER and not _fits(rt, s, o):
+                    continue
+                if not st.out.has(s, rt, o):
+                    st.out.cancel_end(s, o)  # "left A in May for a post at B": the rules ended B too
+                    st.out.add(s, rt, o, cl, 0.8, trace=trace)
