@@ -62,6 +62,14 @@ def pg_db(pg_url):
         c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request, tmp_path):
+    """A fresh database on each backend, as a URL: a SQLite file in ``tmp_path``, then a PostgreSQL ``pg_db``."""
+    if request.param == "postgres":
+        return request.getfixturevalue("pg_db")
+    return f"sqlite:///{tmp_path / 'memory.db'}"
+
+
 CITUS_SETUP = SHARED / "scripts" / "citus-setup.sh"
 CITUS_DEFAULT_URL = "postgresql://postgres@127.0.0.1:54340/postgres"
 

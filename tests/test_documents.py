@@ -29,13 +29,6 @@ Water the beds in the early morning so the leaves dry before night.
 """
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request, tmp_path):
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_db")
-    return f"sqlite:///{tmp_path / 'docs.db'}"
-
-
 @pytest.fixture
 async def mem(db_url, embedder):
     m = await Memory.open(db_url, embedder=embedder)

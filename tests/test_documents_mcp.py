@@ -46,13 +46,6 @@ def site():
     s.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request, tmp_path):
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_db")
-    return f"sqlite:///{tmp_path / 'mcp.db'}"
-
-
 async def ok(client: Any, name: str, args: dict[str, Any], **kw: Any) -> dict[str, Any]:
     res = await client.call_tool(name, args, **kw)
     assert not res.is_error, f"{name}: {res.content[0].text}"

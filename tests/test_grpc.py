@@ -18,13 +18,6 @@ from loregraph.memory import Memory
 from loregraph.store import TimeFilter
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'k.db'}"
-    return request.getfixturevalue("pg_db")
-
-
 @pytest.fixture
 async def run(db_url, embedder):
     memory = await Memory.open(db_url, embedder=embedder, extractor=NoExtractor())

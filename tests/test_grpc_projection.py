@@ -18,13 +18,6 @@ from loregraph.store.projection import QdrantProjection
 from test_storage_full import fill
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'q.db'}"
-    return request.getfixturevalue("pg_db")
-
-
 @pytest.fixture
 async def run(db_url, embedder, tmp_path):
     memory = await Memory.open(db_url, embedder=embedder, extractor=NoExtractor())

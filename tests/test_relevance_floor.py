@@ -38,13 +38,6 @@ def test_the_floor_is_calibrated_not_off():
     assert 0.2 <= DEFAULT_MIN_RELEVANCE <= 0.4  # measured: docs/relevance-floor.md
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request, tmp_path):
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_db")
-    return f"sqlite:///{tmp_path / 'm.db'}"
-
-
 async def test_python_unrelated_question_gets_the_honest_empty_answer(db_url):
     async with await Memory.open(db_url) as m:
         await m.add_messages("cook", [Message(content=c, role_type="user", role="sam") for c in COOKING])

@@ -17,13 +17,6 @@ KEY_ADMIN = "admin-key-0123456789"
 KEY_ALPHA = "alpha-key-0123456789"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return str(tmp_path / "memory.db")
-    return request.getfixturevalue("pg_db")
-
-
 @pytest.fixture
 def keyless(tmp_path, db_url):
     srv = Server(tmp_path / "srv", db_url, env={"LOREGRAPH_REQUEST_READ_TIMEOUT_S": "1"}).start()

@@ -33,13 +33,6 @@ def speaker_id(group_id: str, name: str = "User") -> str:
     return str(uuid.uuid5(_SPEAKER_NS, f"{group_id}\x00{normalize_name(name)}"))
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'memory.db'}"
-    return request.getfixturevalue("pg_db")
-
-
 async def test_a_group_taking_another_groups_speaker_id_blocks_nothing(db_url, embedder):
     m = await Memory.open(db_url, embedder=embedder, extractor=make_extractor())
     try:
