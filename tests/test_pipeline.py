@@ -146,6 +146,24 @@ async def test_same_name_and_type_is_the_same_entity_and_reinforces(open_memory)
     assert tool_a.id == tool_b.id and tool_b.mention_count == 2 and tool_b.confidence > tool_a.confidence
     assert b.facts[0].id == a.facts[0].id and b.facts[0].confidence > a.facts[0].confidence
     assert len(await m.list_entities("g1")) == 2  # FastAPI + the speaker
+    # one more mention at 0.9 closes a fifth of the gap to 1 (spec 003: reinforced, not duplicated)
+    assert (tool_a.confidence, tool_b.confidence) == (0.9, 0.92)
+    assert (a.facts[0].confidence, b.facts[0].confidence) == (0.9, 0.92)
+
+
+async def test_a_near_identical_name_of_the_same_type_is_resolved_by_meaning_as_an_alias(open_memory):
+    """Names that differ after normalisation ("GitHub Actions" / "Github Action") but whose embeddings are nearly
+    the same are one entity, the new spelling kept as an alias."""
+    script = {"first": uses("GitHub Actions"), "again": uses("Github Action")}
+    m = await open_memory(extractor=ScriptedExtractor(script))
+    (a,) = await m.add_messages("g1", [msg("first", T0)])
+    (b,) = await m.add_messages("g1", [msg("again", T0 + timedelta(days=1))])
+    tool = next(e for e in a.entities if e.name == "GitHub Actions")
+    (same,) = [e for e in b.entities if e.id == tool.id]
+    assert same.name == "GitHub Actions" and "Github Action" in same.aliases
+    assert b.facts[0].id == a.facts[0].id
+    names = [e.name for e in await m.list_entities("g1") if not e.attributes.get("is_speaker")]
+    assert names == ["GitHub Actions"]
 
 
 async def test_ac22_endings_invalidate_only_the_ended_fact(open_memory):
