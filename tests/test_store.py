@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from loregraph.graph.types import Community, Entity, Episode, Fact, GraphDelta, Mention
+from loregraph.graph.types import Community, DuplicateLink, Entity, Episode, Fact, GraphDelta, Mention
 from loregraph.schema import Schema, SchemaViolationError
 from loregraph.store import EmbedderMismatchError, StoreError, TimeFilter, open_store
 from loregraph.store.sqlite import SQLiteStore
@@ -433,6 +433,16 @@ def test_export_pages_follow_the_key_and_carry_vectors(either_store):
     mentions = pages("mention", 3, lambda m: [m.episode_id, m.entity_id])
     assert [(m.episode_id, m.entity_id) for m in mentions] == sorted((m.episode_id, m.entity_id)
                                                                       for m in delta.mentions)
+    ada, bob, cy = (x[n].id for n in ("ada", "bob", "cy"))
+    dup = DuplicateLink(group_id="g", entity_id=cy, canonical_id=ada, created_at=T0)
+    pair = Community(group_id="g", name="pair", summary="two", member_ids=[ada, bob], embedding=vec(7),
+                     created_at=T0, updated_at=T0)
+    either_store.apply(GraphDelta(group_id="g", duplicates=[dup], communities=[pair]), SCHEMA)
+    (got_dup,) = either_store.export_records("duplicate", "g", None, 10)
+    assert (got_dup.group_id, got_dup.entity_id, got_dup.canonical_id, got_dup.created_at) == ("g", cy, ada, T0)
+    (got_pair,) = either_store.export_records("community", "g", None, 10)
+    assert (got_pair.name, got_pair.member_ids, got_pair.created_at) == ("pair", sorted([ada, bob]), T0)
+    assert got_pair.embedding == pytest.approx(pair.embedding)
     with pytest.raises(StoreError, match=r"^after: a mention key has 2 parts \(episode_id, entity_id\)"):
         either_store.export_records("mention", "g", [x["e1"].id], 10)
     with pytest.raises(StoreError, match=r"^document_id: only chunks"):
