@@ -340,3 +340,17 @@ async def test_the_same_message_is_ingested_once_and_a_different_one_is_not_mist
         (res,) = await m.add_messages(group, [other])
         assert not res.already_ingested
     assert (await m.count("g1"))["episodes"] == 4 and (await m.count("g2"))["episodes"] == 1
+
+
+async def test_a_symmetric_relationship_stated_the_other_way_round_reinforces_the_same_fact(open_memory):
+    def works_with(a: str, b: str):
+        return lambda ctx: Extraction(
+            entities=[ExtractedEntity("a", a, "person"), ExtractedEntity("b", b, "person")],
+            relations=[ExtractedRelation("a", "WORKS_WITH", "b", f"{a} works with {b}", 0.8)])
+
+    m = await open_memory(extractor=ScriptedExtractor({"one": works_with("Ann", "Bob"),
+                                                       "two": works_with("Bob", "Ann")}))
+    (a,) = await m.add_messages("g1", [msg("one", T0, role_type="assistant")])
+    (b,) = await m.add_messages("g1", [msg("two", T0 + timedelta(days=1), role_type="assistant")])
+    assert [f.id for f in b.facts] == [a.facts[0].id] and b.facts[0].confidence > a.facts[0].confidence
+    assert len(await m.list_facts("g1")) == 1
