@@ -354,3 +354,17 @@ async def test_a_symmetric_relationship_stated_the_other_way_round_reinforces_th
     (b,) = await m.add_messages("g1", [msg("two", T0 + timedelta(days=1), role_type="assistant")])
     assert [f.id for f in b.facts] == [a.facts[0].id] and b.facts[0].confidence > a.facts[0].confidence
     assert len(await m.list_facts("g1")) == 1
+
+
+async def test_a_speaker_named_in_full_takes_over_the_node_of_their_first_name(open_memory):
+    """Others spoke of "Melanie" before "Melanie Smith" spoke: that node becomes the speaker's own, renamed to the
+    full name with "Melanie" kept as an alias, not a second person."""
+    named = lambda ctx: Extraction(entities=[ExtractedEntity("m", "Melanie", "person", 0.9)])  # noqa: E731
+    m = await open_memory(extractor=ScriptedExtractor({"about her": named, "hello": uses("Vim")}))
+    (a,) = await m.add_messages("g1", [msg("about her", T0, role_type="assistant")])
+    earlier = next(e for e in a.entities if e.name == "Melanie")
+    (b,) = await m.add_messages("g1", [msg("hello", T0 + timedelta(days=1), role="Melanie Smith")])
+    assert b.speaker_id == earlier.id
+    people = [e for e in await m.list_entities("g1") if e.type == "person"]
+    assert [(e.id, e.name, e.aliases, e.attributes.get("is_speaker")) for e in people] == [
+        (earlier.id, "Melanie Smith", ["Melanie"], True)]
