@@ -89,12 +89,16 @@ EOF
   export PYTHONPATH=$WORK/src:$WORK/tests HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
   NAMES=()
   if [ "$MODE" = "--survivors" ]; then
-    mapfile -t NAMES < <("$PY" - "$ONLY" <<'EOF'
+    mapfile -t NAMES < <("$PY" - "$ONLY" "$ROOT/scripts" <<'EOF'
 import json, pathlib, sys
 from mutmut.stats import status_by_exit_code
+sys.path.insert(0, sys.argv[2])
+from mutation_report import bodies, case_only_sql  # equivalent survivors are not run again
 for meta in sorted(pathlib.Path("mutants").rglob("*.meta")):
+    funcs = bodies(meta.with_suffix(""))
     for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
-        if status_by_exit_code[code] in ("survived", "no tests", "suspicious") and sys.argv[1] in name:
+        if (status_by_exit_code[code] in ("survived", "no tests", "suspicious") and sys.argv[1] in name
+                and not case_only_sql(name, funcs)):
             print(name)
 EOF
 )

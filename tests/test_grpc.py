@@ -356,3 +356,13 @@ async def test_a_bad_group_in_metadata_is_invalid_argument(run):
         await run.upsert("bad group!", entities=[entity()])
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert violations_of(info.value)[0][0] == "x-group-id"
+
+
+async def test_every_bad_property_of_one_record_is_reported(run):
+    """A record's property checks go on past the first bad one (reserved names, NUL characters in values and
+    names): the caller learns every field to fix at once."""
+    got = await expect_invalid(run, entities=[entity(user_id="mallory", description="a\x00b", note="c\x00",
+                                                     **{"zz\x00": "x"})])
+    fields = {f for f, _ in got}
+    assert {"entities[0].properties.user_id", "entities[0].properties.description", "entities[0].properties.note",
+            "entities[0].properties.zz\x00"} <= fields, got

@@ -146,6 +146,24 @@ async def test_same_name_and_type_is_the_same_entity_and_reinforces(open_memory)
     assert tool_a.id == tool_b.id and tool_b.mention_count == 2 and tool_b.confidence > tool_a.confidence
     assert b.facts[0].id == a.facts[0].id and b.facts[0].confidence > a.facts[0].confidence
     assert len(await m.list_entities("g1")) == 2  # FastAPI + the speaker
+    # one more mention at 0.9 closes a fifth of the gap to 1 (spec 003: reinforced, not duplicated)
+    assert (tool_a.confidence, tool_b.confidence) == (0.9, 0.92)
+    assert (a.facts[0].confidence, b.facts[0].confidence) == (0.9, 0.92)
+
+
+async def test_a_near_identical_name_of_the_same_type_is_resolved_by_meaning_as_an_alias(open_memory):
+    """Names that differ after normalisation ("GitHub Actions" / "Github Action") but whose embeddings are nearly
+    the same are one entity, the new spelling kept as an alias."""
+    script = {"first": uses("GitHub Actions"), "again": uses("Github Action")}
+    m = await open_memory(extractor=ScriptedExtractor(script))
+    (a,) = await m.add_messages("g1", [msg("first", T0)])
+    (b,) = await m.add_messages("g1", [msg("again", T0 + timedelta(days=1))])
+    tool = next(e for e in a.entities if e.name == "GitHub Actions")
+    (same,) = [e for e in b.entities if e.id == tool.id]
+    assert same.name == "GitHub Actions" and "Github Action" in same.aliases
+    assert b.facts[0].id == a.facts[0].id
+    names = [e.name for e in await m.list_entities("g1") if not e.attributes.get("is_speaker")]
+    assert names == ["GitHub Actions"]
 
 
 async def test_ac22_endings_invalidate_only_the_ended_fact(open_memory):
@@ -322,3 +340,31 @@ async def test_the_same_message_is_ingested_once_and_a_different_one_is_not_mist
         (res,) = await m.add_messages(group, [other])
         assert not res.already_ingested
     assert (await m.count("g1"))["episodes"] == 4 and (await m.count("g2"))["episodes"] == 1
+
+
+async def test_a_symmetric_relationship_stated_the_other_way_round_reinforces_the_same_fact(open_memory):
+    def works_with(a: str, b: str):
+        return lambda ctx: Extraction(
+            entities=[ExtractedEntity("a", a, "person"), ExtractedEntity("b", b, "person")],
+            relations=[ExtractedRelation("a", "WORKS_WITH", "b", f"{a} works with {b}", 0.8)])
+
+    m = await open_memory(extractor=ScriptedExtractor({"one": works_with("Ann", "Bob"),
+                                                       "two": works_with("Bob", "Ann")}))
+    (a,) = await m.add_messages("g1", [msg("one", T0, role_type="assistant")])
+    (b,) = await m.add_messages("g1", [msg("two", T0 + timedelta(days=1), role_type="assistant")])
+    assert [f.id for f in b.facts] == [a.facts[0].id] and b.facts[0].confidence > a.facts[0].confidence
+    assert len(await m.list_facts("g1")) == 1
+
+
+async def test_a_speaker_named_in_full_takes_over_the_node_of_their_first_name(open_memory):
+    """Others spoke of "Melanie" before "Melanie Smith" spoke: that node becomes the speaker's own, renamed to the
+    full name with "Melanie" kept as an alias, not a second person."""
+    named = lambda ctx: Extraction(entities=[ExtractedEntity("m", "Melanie", "person", 0.9)])  # noqa: E731
+    m = await open_memory(extractor=ScriptedExtractor({"about her": named, "hello": uses("Vim")}))
+    (a,) = await m.add_messages("g1", [msg("about her", T0, role_type="assistant")])
+    earlier = next(e for e in a.entities if e.name == "Melanie")
+    (b,) = await m.add_messages("g1", [msg("hello", T0 + timedelta(days=1), role="Melanie Smith")])
+    assert b.speaker_id == earlier.id
+    people = [e for e in await m.list_entities("g1") if e.type == "person"]
+    assert [(e.id, e.name, e.aliases, e.attributes.get("is_speaker")) for e in people] == [
+        (earlier.id, "Melanie Smith", ["Melanie"], True)]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from loregraph.graph.types import Community, Entity, Episode, Fact, GraphDelta, Mention
+from loregraph.graph.types import Community, DuplicateLink, Entity, Episode, Fact, GraphDelta, Mention
 from loregraph.schema import Schema, SchemaViolationError
 from loregraph.store import EmbedderMismatchError, StoreError, TimeFilter, open_store
 from loregraph.store.sqlite import SQLiteStore
@@ -343,6 +343,8 @@ def test_document_reads_and_deletes_stay_in_their_group_and_collection(either_st
     (col, n), _ = either_store.list_collections("g")
     assert (col.name, col.created_at, n) == ("manuals", T0, 1)
     assert [n for _, n in either_store.list_collections("g")] == [1, 2]
+    by_document = either_store.export_records("chunk", "g", None, 10, document_id=manual.id)
+    assert [c.id for c in by_document] == sorted(c.id for c in manual_chunks)
     assert either_store.get_collection("g", "notes").metadata_schema == cols["g", "notes"].metadata_schema
 
     # what the chunks said (a chunk is the episode of its text): A only in chunk 0, B only in chunk 1, C in chunk 1
@@ -409,3 +411,39 @@ def test_communities_edges_and_neighbours_read_back_whole(either_store):
     assert either_store.neighbours_among("g", cy, [ada, dee], TimeFilter()) == {dee}  # from either side
     assert either_store.neighbours_among("g", ada, [bob, cy, dee], TimeFilter(include_expired=True)) == {bob, cy}
     assert either_store.neighbours_among("g", ada, [cy], TimeFilter(as_of=T0 + timedelta(days=1))) == {cy}
+
+
+def test_export_pages_follow_the_key_and_carry_vectors(either_store):
+    delta, x = shared_graph("g")
+    ents = [e.model_copy(update={"embedding": vec(40 + i)}) for i, e in enumerate(delta.entities)]
+    either_store.apply(delta.model_copy(update={"entities": ents}), SCHEMA)
+    either_store.apply(shared_graph("other")[0], SCHEMA)
+
+    def pages(kind: str, size: int, key) -> list:
+        out, after = [], None
+        while page := either_store.export_records(kind, "g", after, size):
+            out += page
+            after = key(page[-1])
+        return out
+
+    entities = pages("entity", 4, lambda e: [e.id])
+    assert [e.id for e in entities] == sorted(e.id for e in ents)
+    assert {e.id: e.embedding for e in entities} == {e.id: pytest.approx(e.embedding) for e in ents}
+    assert all(e.embedding is None for e in either_store.export_records("entity", "g", None, 10, embeddings=False))
+    mentions = pages("mention", 3, lambda m: [m.episode_id, m.entity_id])
+    assert [(m.episode_id, m.entity_id) for m in mentions] == sorted((m.episode_id, m.entity_id)
+                                                                      for m in delta.mentions)
+    ada, bob, cy = (x[n].id for n in ("ada", "bob", "cy"))
+    dup = DuplicateLink(group_id="g", entity_id=cy, canonical_id=ada, created_at=T0)
+    pair = Community(group_id="g", name="pair", summary="two", member_ids=[ada, bob], embedding=vec(7),
+                     created_at=T0, updated_at=T0)
+    either_store.apply(GraphDelta(group_id="g", duplicates=[dup], communities=[pair]), SCHEMA)
+    (got_dup,) = either_store.export_records("duplicate", "g", None, 10)
+    assert (got_dup.group_id, got_dup.entity_id, got_dup.canonical_id, got_dup.created_at) == ("g", cy, ada, T0)
+    (got_pair,) = either_store.export_records("community", "g", None, 10)
+    assert (got_pair.name, got_pair.member_ids, got_pair.created_at) == ("pair", sorted([ada, bob]), T0)
+    assert got_pair.embedding == pytest.approx(pair.embedding)
+    with pytest.raises(StoreError, match=r"^after: a mention key has 2 parts \(episode_id, entity_id\)"):
+        either_store.export_records("mention", "g", [x["e1"].id], 10)
+    with pytest.raises(StoreError, match=r"^document_id: only chunks"):
+        either_store.export_records("entity", "g", None, 10, document_id="d")
