@@ -82,6 +82,14 @@ async def test_filters_relation_and_entity_types_and_time_ranges(mem):
     assert all(e.episode.valid_at >= T0 + timedelta(days=30) for e in res.episodes)
 
 
+async def test_an_entity_type_filter_keeps_facts_with_either_end_of_that_type(mem):
+    # one end a project, the other a person or a tool: both kept; a fact between two people is not
+    res = await mem.search("Orion data work Ravi Elena", "g1", filters={"entity_types": ["project"]}, limit=10)
+    texts = {f.fact.fact for f in res.facts}
+    assert texts == {"The user works on Orion", "Orion stores its data in PostgreSQL"}
+    assert {e.entity.name for e in res.entities} == {"Orion"}
+
+
 async def test_graph_expansion_finds_facts_that_share_no_words_with_the_query(mem):
     # "Elena" matches the entity; BFS from it reaches the KNOWS fact even without lexical overlap
     res = await mem.search("Elena", "g1", bfs_depth=1)
