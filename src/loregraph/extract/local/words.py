@@ -21,6 +21,10 @@ def _set(key: str) -> frozenset[str]:
     return frozenset(_W[key])
 
 
+def _pairs(key: str) -> frozenset[tuple[str, str]]:
+    return frozenset((a, b) for a, b in _W[key])
+
+
 def word_class(key: str) -> frozenset[str]:
     """The word class ``key`` of ``word_classes.json`` (KeyError if there is none)."""
     return _set(key)
@@ -55,7 +59,7 @@ STOP_VERBS = _set("stop_verbs")
 KNOW_VERBS = _set("know_verbs")
 NON_USE_VERBS = _set("non_use_verbs")
 FOND_OF = _set("fond_of")
-FOND_OF_PAIRS: frozenset[tuple[str, str]] = frozenset((a, b) for a, b in _W["fond_of_pairs"])
+FOND_OF_PAIRS = _pairs("fond_of_pairs")
 COLLAB_VERBS = _set("collab_verbs")
 PERSON_SUBJ_VERBS = _set("person_subj_verbs")
 PLAN_VERBS = _set("plan_verbs")
@@ -77,7 +81,7 @@ INTERJECTIONS = _set("interjections")
 GREETING_WORDS = _set("greeting_words")
 PET_NOUNS = _set("pet_nouns")
 PET_ADJECTIVES = _set("pet_adjectives")
-INTEREST_PAIRS: frozenset[tuple[str, str]] = frozenset((a, b) for a, b in _W["interest_pairs"])
+INTEREST_PAIRS = _pairs("interest_pairs")
 FINISH_VERBS = _set("finish_verbs")
 DONE_MARKERS: tuple[str, ...] = tuple(_W["done_markers"])
 MEMBERSHIP_WORDS = _set("membership_words")
