@@ -7,6 +7,7 @@ connection's busy timeout; PostgreSQL: the database's ``lock_timeout``)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 
@@ -114,3 +115,44 @@ async def test_an_mcp_write_that_times_out_on_a_lock_says_busy_and_retry(tmp_pat
             assert "busy" in busy.content[0].text and "retry" in busy.content[0].text, busy.content[0].text
             again = await client.call_tool("add_messages", args)
             assert not again.is_error, again.content[0].text
+
+
+async def test_a_worker_job_that_meets_a_held_lock_waits_without_degrading_and_then_runs(pg_url, pg_db, embedder):
+    """A background job whose write times out on a lock runs again once the lock is free; a busy store is not a
+    broken one, so the worker never reports degraded (that state is for full disks and I/O errors) and the job
+    is never failed."""
+    from loregraph.assembly.worker import Worker
+    from loregraph.errors import StoreBusyError
+    from loregraph.jobs.base import is_storage_failure
+    from scripted import ScriptedExtractor
+
+    assert not is_storage_failure(StoreBusyError("busy"))
+    short_lock_timeout(pg_url, pg_db)
+    memory = await Memory.open(pg_db, embedder=embedder, extractor=ScriptedExtractor())
+    queue = memory.store.open_queue()
+    worker = Worker(memory, queue, retry_backoff_s=0.05)
+    worker.storage_backoff_s = (0.05,)
+
+    async def wait_for(predicate, what: str, timeout: float = 60) -> None:
+        try:
+            async with asyncio.timeout(timeout):
+                while not predicate():
+                    await asyncio.sleep(0.02)
+        except TimeoutError:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}") from None
+
+    try:
+        with group_write_locked(pg_db, "g"):
+            queue.enqueue("g", [{"group_id": "g", "content": "I use Rust.", "role_type": "user",
+                                 "source": "message"}])
+            assert await worker.start()
+            worker.wake()
+            await wait_for(lambda: worker.lock_waits >= 2, "two busy retries")
+            assert worker.degraded_since is None
+            assert queue.counts()["failed"] == 0
+        await wait_for(lambda: queue.counts()["done"] == 1, "the job after the lock was released")
+        assert worker.failed == 0 and worker.degraded_since is None
+        assert [e.content for e in await memory.get_episodes("g")] == ["(user): I use Rust."]
+    finally:
+        await worker.stop()
+        await memory.close()

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from loregraph.errors import is_lock_timeout
 from loregraph.graph.messages import Message
 from loregraph.ingest.pipeline import AddEpisodeResult
 from loregraph.ingest.request import message_episode_id
@@ -116,6 +117,9 @@ class Worker:
         self.storage_backoff_s = STORAGE_BACKOFF_S
         self.degraded_since: float | None = None
         """Monotonic time since when writes fail for a storage reason (None: writes work)."""
+        self.lock_waits = 0
+        """Job writes that found the store busy (a lock held by another writer past the lock timeout) and ran
+        again: contention, not a broken store, so the service is not reported degraded for them."""
 
     @property
     def running(self) -> bool:
@@ -211,13 +215,27 @@ class Worker:
 
     async def _run(self, job: Job) -> None:
         t0 = time.perf_counter()
-        retries = storage_tries = 0
+        retries = storage_tries = busy_tries = 0
         while True:
             try:
                 result = await self._execute(job)
                 self.degraded_since = None
                 break
             except Exception as exc:
+                if is_lock_timeout(exc) and not self._stopping:
+                    # nothing was written; the writer holding the lock finishes: run again, however long it takes
+                    wait = self.retry_backoff_s * min(2 ** busy_tries, 64)
+                    busy_tries += 1
+                    self.lock_waits += 1
+                    log.info("job %s: the store is busy (a lock held by another writer); trying again in %.2f s "
+                             "(try %d)", job.id, wait, busy_tries)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stop_event.wait(), wait)
+                    if self._stopping:
+                        with contextlib.suppress(Exception):
+                            await asyncio.to_thread(self.queue.release, job.seq)
+                        return
+                    continue
                 if is_storage_failure(exc) and not self._stopping:
                     wait = self.storage_backoff_s[min(storage_tries, len(self.storage_backoff_s) - 1)]
                     storage_tries += 1

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from loregraph.errors import EmbedderMismatchError, StoreError
+from loregraph.errors import EmbedderMismatchError, StoreError, is_lock_timeout
 
 JOB_NAMESPACE = uuid.UUID("0b7c5a52-7a0e-4a8e-9a4c-6c6f72656a62")
 FAILED_LIST_LIMIT = 100
@@ -50,12 +50,15 @@ class Job:
 _STORAGE_FAILURE_CLASSES = frozenset({"DiskFull", "IoError", "InsufficientResources", "OutOfMemory", "AdminShutdown",
                                       "CrashShutdown", "CannotConnectNow", "ReadOnlySqlTransaction"})
 _STORAGE_FAILURE_WORDS = ("disk is full", "disk i/o error", "no space left", "readonly database", "read-only",
-                          "unable to open database", "database is locked")
+                          "unable to open database")
 
 
 def is_storage_failure(exc: BaseException) -> bool:
     """The store cannot be written right now (disk full, I/O error, read-only, server shutting down): nothing is
-    wrong with the job, so it waits and runs again instead of failing for good."""
+    wrong with the job, so it waits and runs again instead of failing for good. A lock wait that timed out
+    (another writer held the lock) is not one: see ``is_lock_timeout``."""
+    if is_lock_timeout(exc):
+        return False
     for e in (exc, exc.__cause__):
         if e is None:
             continue
