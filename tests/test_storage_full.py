@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
 from rest_support import Server, job_counts, rows, wait_until
@@ -103,7 +104,6 @@ def small_pg_database(tmp_path, pg_url):
     import pwd
     import uuid
 
-    import psycopg
 
     pg = pwd.getpwnam("postgres")
     mount = Path(f"/tmp/lg-tiny-{uuid.uuid4().hex[:8]}")
@@ -154,6 +154,10 @@ def test_jobs_meeting_a_full_disk_on_postgresql_wait_and_run_once(tmp_path, smal
         with httpx.Client(base_url=api.url, timeout=60) as c:
             for text in ("I use Rust.", "I use Kotlin.", "I use Elixir."):
                 assert c.post("/messages", json=message(text)).status_code == 202
+            # A new server session writes the database's relation-cache file if the migrations' catalog changes
+            # removed it; on a full disk that write fails and the worker could not connect at all. One session
+            # now, so the worker below meets the full disk where this test means it to: writing its jobs.
+            psycopg.connect(url).close()
             filler = fill(disk)
             worker = Server(tmp_path / "worker", url, command="worker").start()
             worker.wait_log(r"the store cannot be written|cannot claim a job", timeout=120)
