@@ -447,3 +447,21 @@ def test_export_pages_follow_the_key_and_carry_vectors(either_store):
         either_store.export_records("mention", "g", [x["e1"].id], 10)
     with pytest.raises(StoreError, match=r"^document_id: only chunks"):
         either_store.export_records("entity", "g", None, 10, document_id="d")
+
+
+def test_the_rate_limit_count_reads_recent_rows_by_index_not_the_whole_group(store):
+    """``creation_counts`` runs once per message: each of its queries must go through the (group_id, created_at)
+    index, so its cost follows what was created recently, not the size of the group."""
+    store.apply(small_graph("g", "alpha"), SCHEMA)
+    seen: list[str] = []
+    store.conn.set_trace_callback(seen.append)
+    try:
+        counts = store.creation_counts("g", datetime.now(UTC) - timedelta(days=1))
+    finally:
+        store.conn.set_trace_callback(None)
+    assert set(counts) == {"entities", "relationships"}
+    queries = [q for q in seen if q.lstrip().upper().startswith("SELECT")]
+    assert len(queries) == 2, seen
+    for q in queries:
+        plan = " ".join(str(r[-1]) for r in store.conn.execute("EXPLAIN QUERY PLAN " + q))
+        assert "_group_created" in plan, (q, plan)
