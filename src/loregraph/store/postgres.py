@@ -68,10 +68,6 @@ def _tsvector(group_id: str, text: str) -> tuple[str, int]:
     return " ".join(parts), len(words)
 
 
-def _tsquery(query: Sequence[str]) -> str:
-    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in query)
-
-
 def _vec_text(embedding: Sequence[float] | np.ndarray) -> str:
     return "[" + ",".join(repr(float(x)) for x in np.asarray(embedding, dtype=np.float32).tolist()) + "]"
 
@@ -463,13 +459,26 @@ class PostgresStore(SQLStore):
         if read is not None and read[0] == gid and read[1] == set(ids):  # read with the others by _before_upserts
             before = read[2]
         else:
-            before = {r[0]: (r[1], r[2]) for r in c.execute(
-                f"SELECT id, fts_len, tsvector_to_array(fts) FROM {table} WHERE group_id = %s AND id = ANY(%s) "
-                "AND fts IS NOT NULL", (gid, ids))}
-        rows = self._upsert_rows(c, table, records, update, "id, seq, fts_len, tsvector_to_array(fts)")
-        after = {r[0]: (r[2], r[3]) for r in rows if r[3] is not None}  # an id written twice: its last write
-        self._change_fts_stats(c, kind, gid, list(before.values()), list(after.values()))
+            before = {r[0]: (r[1], r[2], r[3]) for r in c.execute(
+                f"SELECT id, fts_len, tsvector_to_array(fts), fts::text FROM {table} WHERE group_id = %s "
+                "AND id = ANY(%s) AND fts IS NOT NULL", (gid, ids))}
+        rows = self._upsert_rows(c, table, records, update, "id, seq, fts_len, tsvector_to_array(fts), fts::text")
+        after = {r[0]: (r[2], r[3], r[4]) for r in rows if r[3] is not None}  # an id written twice: its last write
+        self._change_fts_stats(c, kind, gid, [b[:2] for b in before.values()], [a[:2] for a in after.values()])
+        # the postings of rows whose terms changed: the old ones out, the new ones read back from the rows
+        self._drop_postings(c, kind, gid, [i for i, b in before.items() if after.get(i) != b])
+        changed = [i for i, a in after.items() if before.get(i) != a]
+        if changed:
+            c.execute(f"INSERT INTO fts_postings (group_id, kind, term, id, tf, len) SELECT x.group_id, %s, u.lexeme, "
+                      f"x.id, cardinality(u.positions), x.fts_len FROM {table} x CROSS JOIN LATERAL unnest(x.fts) u "
+                      "WHERE x.group_id = %s AND x.id = ANY(%s)", (kind, gid, changed))
         return {r[0]: r[1] for r in rows}
+
+    @staticmethod
+    def _drop_postings(c: Any, kind: str, group_id: str, ids: Sequence[str]) -> None:
+        if ids:
+            c.execute("DELETE FROM fts_postings WHERE group_id = %s AND kind = %s AND id = ANY(%s)",
+                      (group_id, kind, list(ids)))
 
     def _before_upserts(self, c: Any, delta: GraphDelta) -> None:
         """The terms of the delta's episodes, entities and facts already stored, one statement for the three kinds
@@ -478,14 +487,14 @@ class PostgresStore(SQLStore):
                  (("episode", delta.episodes), ("entity", delta.entities), ("fact", delta.facts)) if recs]
         if len(parts) < 2:
             return  # one kind: _upsert_many reads it itself
-        found: dict[str, dict[str, tuple[int | None, list[str]]]] = {k: {} for k, _, _ in parts}
+        found: dict[str, dict[str, tuple[int | None, list[str], str]]] = {k: {} for k, _, _ in parts}
         params: list[Any] = []
         for _, _, ids in parts:
             params += [delta.group_id, ids]
-        for kind, rid, n, lex in c.execute(" UNION ALL ".join(
-                f"SELECT '{k}', id, fts_len, tsvector_to_array(fts) FROM {t} WHERE group_id = %s AND id = ANY(%s) "
-                "AND fts IS NOT NULL" for k, t, _ in parts), params).fetchall():
-            found[kind][rid] = (n, lex)
+        for kind, rid, n, lex, text in c.execute(" UNION ALL ".join(
+                f"SELECT '{k}', id, fts_len, tsvector_to_array(fts), fts::text FROM {t} WHERE group_id = %s "
+                "AND id = ANY(%s) AND fts IS NOT NULL" for k, t, _ in parts), params).fetchall():
+            found[kind][rid] = (n, lex, text)
         self._local.fts_before = {k: (delta.group_id, set(ids), found[k]) for k, _, ids in parts}
 
     def _change_fts_stats(self, c: Any, kind: str, group_id: str, removed: Sequence[tuple[int | None, list[str]]],
@@ -560,8 +569,9 @@ class PostgresStore(SQLStore):
 
     def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
         gone = self._all(c, f"DELETE FROM {TABLE[kind]} WHERE group_id = ? AND id = ANY(?) "
-                            "RETURNING fts_len, tsvector_to_array(fts)", (group_id, list(ids)))
-        self._change_fts_stats(c, kind, group_id, [(n, lex) for n, lex in gone if lex is not None], [])
+                            "RETURNING id, fts_len, tsvector_to_array(fts)", (group_id, list(ids)))
+        self._change_fts_stats(c, kind, group_id, [(n, lex) for _, n, lex in gone if lex is not None], [])
+        self._drop_postings(c, kind, group_id, [i for i, _, lex in gone if lex is not None])
 
     def delete_group(self, group_id: str) -> dict[str, int]:
         from psycopg import sql as psql
@@ -575,7 +585,8 @@ class PostgresStore(SQLStore):
                 counts[table] = c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,)).rowcount
             for (name,) in c.execute("SELECT name FROM vector_indexes WHERE group_id = %s", (group_id,)).fetchall():
                 c.execute(psql.SQL("DROP INDEX IF EXISTS {}").format(psql.Identifier(name)))
-            for table in (*self.GROUP_SIDE_TABLES, "fts_stats", "vector_generations", "vector_indexes"):
+            for table in (*self.GROUP_SIDE_TABLES, "fts_stats", "fts_postings", "vector_generations",
+                          "vector_indexes"):
                 c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,))
             self._indexed = {k for k in self._indexed if k[1] != group_id}
             c.execute("DELETE FROM fts_terms WHERE group_id = %s", (group_id,))
@@ -625,18 +636,28 @@ class PostgresStore(SQLStore):
             idf.append(v if v > 0 else 1e-6)
         g_list = list(stats)
         avgdl = [max(stats[g][1] / stats[g][0], 1e-9) for g in g_list]
+        # scores from the terms' posting lists (index-only); the best few are then held to the kind's filter
+        # (facts by time, entities not deleted). When the filter leaves fewer than ``limit`` of them, again over
+        # every candidate: the same results as filtering first.
         extra, params = self._kind_filter(kind, "x", time)
-        sql = (
+        scored = (
             "WITH q AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS q(term, idf)), "
             "g AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS g(group_id, avgdl)) "
-            f"SELECT x.id, SUM(q.idf * (cardinality(u.positions) * {_K1 + 1}) / (cardinality(u.positions) + "
-            f"{_K1} * ({1 - _B} + {_B} * x.fts_len / g.avgdl))) AS score "
-            f"FROM {table} x JOIN g ON g.group_id = x.group_id CROSS JOIN LATERAL unnest(x.fts) u "
-            "JOIN q ON q.term = u.lexeme "
-            f"WHERE x.fts @@ ?::tsquery AND x.group_id = ANY(?){extra} "
-            "GROUP BY x.id ORDER BY score DESC, x.id LIMIT ?"
+            f"SELECT p.group_id, p.id, SUM(q.idf * (p.tf * {_K1 + 1}) / (p.tf + {_K1} * ({1 - _B} + {_B} * p.len / "
+            "g.avgdl))) AS score FROM q JOIN fts_postings p ON p.term = q.term AND p.kind = ? "
+            "AND p.group_id = ANY(?) JOIN g ON g.group_id = p.group_id "
+            "GROUP BY p.group_id, p.id ORDER BY score DESC, p.id LIMIT ?"
         )
-        rows = self._all(c, sql, (present, idf, g_list, avgdl, _tsquery(present), g_list, *params, limit))
+        args = [present, idf, g_list, avgdl, kind, g_list]
+        if not extra:
+            rows = self._all(c, scored, (*args, limit))
+            return [Hit(r[1], float(r[2])) for r in rows]
+        sql = (f"SELECT s.id, s.score FROM ({scored}) s JOIN {table} x ON x.group_id = s.group_id AND x.id = s.id"
+               f"{extra} ORDER BY s.score DESC, s.id LIMIT ?")
+        pool = limit * 4 + 20
+        rows = self._all(c, sql, (*args, pool, *params, limit))
+        if len(rows) < limit:
+            rows = self._all(c, sql, (*args, None, *params, limit))
         return [Hit(r[0], float(r[1])) for r in rows]
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
