@@ -191,3 +191,34 @@ def test_a_writer_without_the_store_keeps_postings_through_the_trigger(pg_db):
         c.execute("DELETE FROM episodes WHERE group_id = 'g' AND seq = (SELECT MIN(seq) FROM episodes "
                   "WHERE group_id = 'g')")
     _assert_postings_match_rows(pg_db, "g")
+
+
+def test_fact_edges_walked_per_entity_equal_the_shared_query(pg_db):
+    """PostgreSQL's graph-expansion read (each entity's newest facts on the (group, end, seq) indexes, merged) gives
+    what the shared SQL of both backends gives: the newest ``limit`` facts touching any of the entities, each
+    once, current ones only unless the time filter says otherwise."""
+    from loregraph.store.base import TimeFilter
+    from loregraph.store.sql import SQLStore
+
+    s = _store(pg_db)
+    try:
+        g = _graph("g", "amber", 30)
+        hub, tools = g.entities[0], g.entities[1:]
+        # facts between the entities asked about (either direction), and some that ended
+        g.facts += [Fact(group_id="g", source_id=tools[i].id, target_id=tools[i + 1].id, type="RELATED_TO",
+                         fact=f"lantern {i} beside lantern {i + 1}", valid_at=T0, embedding=vec(400 + i),
+                         **({"invalid_at": T0} if i % 4 == 0 else {})) for i in range(20)]
+        s.apply(g, SCHEMA)
+        s.apply(_graph("other", "amber", 5), SCHEMA)
+        for ids in ([hub.id], [tools[3].id, tools[4].id], [hub.id, tools[0].id, tools[1].id], ["missing"]):
+            for tf in (TimeFilter(), TimeFilter(include_expired=True)):
+                for limit in (1, 5, 50):
+                    mine = s.fact_edges("g", ids, tf, limit)
+                    assert mine == SQLStore.fact_edges(s, "g", ids, tf, limit), (ids, tf, limit)
+                    assert len({f for f, _, _ in mine}) == len(mine)
+        assert len(s.fact_edges("g", [hub.id], TimeFilter(), 50)) == 30
+        # the hub's two facts to them, lantern 2 -> 3, 3 -> 4 and the ended 4 -> 5
+        assert len(s.fact_edges("g", [tools[3].id, tools[4].id], TimeFilter(include_expired=True), 50)) == 5
+        assert len(s.fact_edges("g", [tools[3].id, tools[4].id], TimeFilter(), 50)) == 4
+    finally:
+        s.close()

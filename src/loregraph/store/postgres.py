@@ -19,6 +19,7 @@ import logging
 import math
 import os
 import re
+import select
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -89,6 +90,17 @@ def _configure(conn: Any) -> None:
         conn.execute("SET citus.propagate_set_commands = 'local'")
 
 
+def _check_connection(conn: Any) -> None:
+    """The pool's check of a connection before each use, without a round trip when nothing happened to it: a
+    connection the server ended (terminated, restarted, shut down) has something to read (the server's notice, or
+    the end of the stream) while idle; only then is it asked for real (and dropped by the pool if dead). A search
+    takes a dozen connections from the pool: a dozen round trips saved."""
+    from psycopg_pool import ConnectionPool
+
+    if conn.closed or select.select([conn.fileno()], [], [], 0)[0]:
+        ConnectionPool.check_connection(conn)
+
+
 CITUS_ENV = "LOREGRAPH_CITUS"
 COORDINATOR_LOCAL_TABLES = ("jobs",)
 """Tables with a group_id kept on the Citus coordinator instead of distributed: the job queue (its claims scan
@@ -142,7 +154,7 @@ class PostgresStore(SQLStore):
             raise StoreError(f"pool_size must be at least 1, got {pool_size}")
         size = pool_size
         self.pool = ConnectionPool(url, min_size=1, max_size=size, kwargs={"autocommit": True},
-                                   configure=_configure, check=ConnectionPool.check_connection, open=False,
+                                   configure=_configure, check=_check_connection, open=False,
                                    name="loregraph-store", timeout=30.0)
         try:
             self.pool.open(wait=True, timeout=connect_timeout_s)
@@ -334,13 +346,17 @@ class PostgresStore(SQLStore):
 
     def checkpoint(self) -> None:
         """After a bulk import (the counterpart of SQLite's WAL checkpoint): build the vector indexes of groups
-        that outgrew exact kNN, then refresh planner statistics."""
+        that outgrew exact kNN, vacuum the BM25 posting lists (their index-only scans need the visibility map),
+        then refresh planner statistics."""
         with self._read() as c:
             rows = c.execute("SELECT kind, group_id FROM fts_stats WHERE docs >= %s", (self.HNSW_MIN_ROWS,)).fetchall()
             blocks = c.execute("SELECT 'block', group_id FROM blocks WHERE embedding IS NOT NULL GROUP BY group_id "
                                "HAVING COUNT(*) >= %s", (self.HNSW_MIN_ROWS,)).fetchall()
         self._ensure_vector_indexes([(k, g) for k, g in rows if k in TABLE] + [(k, g) for k, g in blocks])
+        outside = getattr(self._local, "conn", None) is None  # VACUUM cannot run inside a transaction
         with self._read() as c:
+            if outside:
+                c.execute("VACUUM fts_postings")
             c.execute("ANALYZE")
 
     def apply(self, delta: GraphDelta, schema: Schema) -> None:
@@ -615,11 +631,17 @@ class PostgresStore(SQLStore):
 
     def _bm25(self, c: Any, kind: SearchKind, table: str, groups: list[str], qterms: list[str], limit: int,
               time: TimeFilter | None) -> list[Hit]:
-        df = dict(c.execute("SELECT term, df FROM fts_terms WHERE group_id = ANY(%s) AND kind = %s AND "
-                            "term = ANY(%s) AND df > 0", (groups, kind, qterms)).fetchall())
-        stats = {g: (d, t) for g, d, t in c.execute(
-            "SELECT group_id, docs, tokens FROM fts_stats WHERE kind = %s AND group_id = ANY(%s) AND docs > 0",
-            (kind, groups))}
+        # the terms' document frequencies and the groups' sizes in one round trip
+        df: dict[str, int] = {}
+        stats: dict[str, tuple[int, int]] = {}
+        for name, n, tokens in c.execute(
+                "SELECT term, df, NULL FROM fts_terms WHERE group_id = ANY(%s) AND kind = %s AND term = ANY(%s) "
+                "AND df > 0 UNION ALL SELECT group_id, docs, tokens FROM fts_stats WHERE kind = %s "
+                "AND group_id = ANY(%s) AND docs > 0", (groups, kind, qterms, kind, groups)).fetchall():
+            if tokens is None:
+                df[name] = n
+            else:
+                stats[name] = (n, tokens)
         present = [t for t in qterms if t in df]
         if not present or not stats:
             return []
@@ -643,8 +665,10 @@ class PostgresStore(SQLStore):
         scored = (
             "WITH q AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS q(term, idf)), "
             "g AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS g(group_id, avgdl)) "
-            f"SELECT p.group_id, p.id, SUM(q.idf * (p.tf * {_K1 + 1}) / (p.tf + {_K1} * ({1 - _B} + {_B} * p.len / "
-            "g.avgdl))) AS score FROM q JOIN fts_postings p ON p.term = q.term AND p.kind = ? "
+            # float8 constants: a bare 2.2 is numeric in PostgreSQL, and numeric arithmetic per posting costs
+            f"SELECT p.group_id, p.id, SUM(q.idf * (p.tf * {_K1 + 1}::float8) / (p.tf + {_K1}::float8 * ("
+            f"{1 - _B}::float8 + {_B}::float8 * p.len / g.avgdl))) AS score "
+            "FROM q JOIN fts_postings p ON p.term = q.term AND p.kind = ? "
             "AND p.group_id = ANY(?) JOIN g ON g.group_id = p.group_id "
             "GROUP BY p.group_id, p.id ORDER BY score DESC, p.id LIMIT ?"
         )
@@ -680,6 +704,23 @@ class PostgresStore(SQLStore):
                 hits += [Hit(r[0], 1.0 - float(r[1])) for r in rows]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
+
+    def fact_edges(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
+                   limit: int) -> list[tuple[str, str, str]]:
+        """(fact id, source id, target id) of the newest facts touching ``entity_ids``: per entity and end, its
+        newest ``limit`` facts walked backwards on the (group, end, seq) indexes (migration 0009), then merged —
+        a hub entity's thousands of facts are not all read and sorted."""
+        ids = list(dict.fromkeys(entity_ids))
+        if not ids or limit <= 0:
+            return []
+        tsql, tparams = self._time_sql("f", time)
+        sql = ("SELECT u.id, u.source_id, u.target_id, u.seq FROM unnest(?::text[]) AS e(id) CROSS JOIN LATERAL ("
+               "(SELECT f.id, f.source_id, f.target_id, f.seq FROM facts f WHERE f.group_id = ? AND f.source_id = e.id "
+               f"AND {tsql} ORDER BY f.seq DESC LIMIT ?) UNION ALL "
+               "(SELECT f.id, f.source_id, f.target_id, f.seq FROM facts f WHERE f.group_id = ? AND f.target_id = e.id "
+               f"AND f.source_id <> ALL(?) AND {tsql} ORDER BY f.seq DESC LIMIT ?)) u ORDER BY u.seq DESC LIMIT ?")
+        rows = self._fetch(sql, (ids, group_id, *tparams, limit, group_id, ids, *tparams, limit, limit))
+        return [(r[0], r[1], r[2]) for r in rows]
 
     def search_chunks(self, group_id: str, collection_id: str, embedding: np.ndarray, limit: int) -> list[Hit]:
         """Exact cosine neighbours among a collection's chunks (score = 1 - cosine distance)."""

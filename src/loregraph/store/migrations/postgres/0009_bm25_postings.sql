@@ -61,3 +61,8 @@ $$;
 
 -- searching no longer matches tsvectors against a tsquery: their GIN indexes only slowed writes
 DROP INDEX IF EXISTS episodes_fts, entities_fts, facts_fts, chunks_fts, communities_fts;
+
+-- the newest facts at either end of an entity (graph expansion, PostgresStore.fact_edges): walked backwards per
+-- entity instead of reading and sorting all of a hub's facts
+CREATE INDEX IF NOT EXISTS facts_group_source_seq ON facts (group_id, source_id, seq);
+CREATE INDEX IF NOT EXISTS facts_group_target_seq ON facts (group_id, target_id, seq);
