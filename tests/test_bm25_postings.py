@@ -222,3 +222,29 @@ def test_fact_edges_walked_per_entity_equal_the_shared_query(pg_db):
         assert len(s.fact_edges("g", [tools[3].id, tools[4].id], TimeFilter(), 50)) == 4
     finally:
         s.close()
+
+
+def test_equal_scores_rank_in_insertion_order_on_both_backends(pg_db, tmp_path):
+    """Records with the same BM25 score come in the order they were written, on PostgreSQL as in SQLite's FTS5
+    (by rowid): the same top results on both backends even where many records tie."""
+    from loregraph.store.sqlite import SQLiteStore
+
+    pg = _store(pg_db)
+    lite = SQLiteStore(tmp_path / "t.db")
+    lite.ensure_embedder("test-model", DIM)
+    try:
+        keeper = Entity(group_id="g", name="keeper", type="person", embedding=vec(1))
+        tools = [Entity(group_id="g", name=f"tool {i}", type="tool", embedding=vec(2 + i)) for i in range(40)]
+        facts = [Fact(group_id="g", source_id=keeper.id, target_id=tools[i].id, type="USES",
+                      fact=f"keeper prefers {'copper' if i % 2 else 'brass'} kettle", valid_at=T0,
+                      embedding=vec(100 + i)) for i in range(40)]
+        delta = GraphDelta(group_id="g", entities=[keeper, *tools], facts=facts)
+        for store in (pg, lite):
+            store.apply(delta, SCHEMA)
+        order = {f.id: i for i, f in enumerate(facts)}
+        got = {name: [order[h.id] for h in store.fulltext("fact", ["g"], "copper kettle", 7)]
+               for name, store in (("pg", pg), ("sqlite", lite))}
+        assert got["pg"] == got["sqlite"] == [1, 3, 5, 7, 9, 11, 13]
+    finally:
+        pg.close()
+        lite.close()

@@ -485,9 +485,9 @@ class PostgresStore(SQLStore):
         self._drop_postings(c, kind, gid, [i for i, b in before.items() if after.get(i) != b])
         changed = [i for i, a in after.items() if before.get(i) != a]
         if changed:
-            c.execute(f"INSERT INTO fts_postings (group_id, kind, term, id, tf, len) SELECT x.group_id, %s, u.lexeme, "
-                      f"x.id, cardinality(u.positions), x.fts_len FROM {table} x CROSS JOIN LATERAL unnest(x.fts) u "
-                      "WHERE x.group_id = %s AND x.id = ANY(%s)", (kind, gid, changed))
+            c.execute(f"INSERT INTO fts_postings (group_id, kind, term, id, tf, len, seq) SELECT x.group_id, %s, "
+                      f"u.lexeme, x.id, cardinality(u.positions), x.fts_len, x.seq FROM {table} x CROSS JOIN LATERAL "
+                      "unnest(x.fts) u WHERE x.group_id = %s AND x.id = ANY(%s)", (kind, gid, changed))
         return {r[0]: r[1] for r in rows}
 
     @staticmethod
@@ -658,7 +658,8 @@ class PostgresStore(SQLStore):
             idf.append(v if v > 0 else 1e-6)
         g_list = list(stats)
         avgdl = [max(stats[g][1] / stats[g][0], 1e-9) for g in g_list]
-        # scores from the terms' posting lists (index-only); the best few are then held to the kind's filter
+        # scores from the terms' posting lists (index-only), equal scores in insertion order (as FTS5 ranks them:
+        # by rowid); the best few are then held to the kind's filter
         # (facts by time, entities not deleted). When the filter leaves fewer than ``limit`` of them, again over
         # every candidate: the same results as filtering first.
         extra, params = self._kind_filter(kind, "x", time)
@@ -666,18 +667,18 @@ class PostgresStore(SQLStore):
             "WITH q AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS q(term, idf)), "
             "g AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS g(group_id, avgdl)) "
             # float8 constants: a bare 2.2 is numeric in PostgreSQL, and numeric arithmetic per posting costs
-            f"SELECT p.group_id, p.id, SUM(q.idf * (p.tf * {_K1 + 1}::float8) / (p.tf + {_K1}::float8 * ("
+            f"SELECT p.group_id, p.id, p.seq, SUM(q.idf * (p.tf * {_K1 + 1}::float8) / (p.tf + {_K1}::float8 * ("
             f"{1 - _B}::float8 + {_B}::float8 * p.len / g.avgdl))) AS score "
             "FROM q JOIN fts_postings p ON p.term = q.term AND p.kind = ? "
             "AND p.group_id = ANY(?) JOIN g ON g.group_id = p.group_id "
-            "GROUP BY p.group_id, p.id ORDER BY score DESC, p.id LIMIT ?"
+            "GROUP BY p.group_id, p.id, p.seq ORDER BY score DESC, p.seq LIMIT ?"
         )
         args = [present, idf, g_list, avgdl, kind, g_list]
         if not extra:
             rows = self._all(c, scored, (*args, limit))
-            return [Hit(r[1], float(r[2])) for r in rows]
+            return [Hit(r[1], float(r[3])) for r in rows]
         sql = (f"SELECT s.id, s.score FROM ({scored}) s JOIN {table} x ON x.group_id = s.group_id AND x.id = s.id"
-               f"{extra} ORDER BY s.score DESC, s.id LIMIT ?")
+               f"{extra} ORDER BY s.score DESC, s.seq LIMIT ?")
         pool = limit * 4 + 20
         rows = self._all(c, sql, (*args, pool, *params, limit))
         if len(rows) < limit:

@@ -2,7 +2,8 @@
 -- query's scores come from an index-only walk of its terms' postings instead of reading and unnesting the tsvector
 -- of every matching row. Kept by the store inside its write transactions (PostgresStore._upsert_many,
 -- _delete_rows, delete_group), and by the statistics trigger for any other writer. Distributed by group_id on
--- Citus like the other group tables (terms already carry their group's token).
+-- Citus like the other group tables (terms already carry their group's token). ``seq`` is the record's: equal
+-- scores rank in insertion order, as SQLite's FTS5 ranks them (by rowid).
 CREATE TABLE fts_postings (
     group_id TEXT NOT NULL,
     kind     TEXT NOT NULL,
@@ -10,23 +11,24 @@ CREATE TABLE fts_postings (
     id       TEXT NOT NULL,
     tf       INTEGER NOT NULL,
     len      INTEGER NOT NULL,
-    PRIMARY KEY (group_id, kind, term, id) INCLUDE (tf, len)
+    seq      BIGINT NOT NULL,
+    PRIMARY KEY (group_id, kind, term, id) INCLUDE (tf, len, seq)
 );
 -- a record's postings, for rewriting or deleting them
 CREATE INDEX fts_postings_record ON fts_postings (group_id, kind, id);
 
-INSERT INTO fts_postings (group_id, kind, term, id, tf, len)
-SELECT group_id, k, lexeme, id, tf, len FROM (
-    SELECT group_id, 'episode' AS k, id, (u).lexeme, cardinality((u).positions) AS tf, fts_len AS len
-      FROM (SELECT group_id, id, fts_len, unnest(fts) AS u FROM episodes WHERE fts IS NOT NULL) e
-    UNION ALL SELECT group_id, 'entity', id, (u).lexeme, cardinality((u).positions), fts_len
-      FROM (SELECT group_id, id, fts_len, unnest(fts) AS u FROM entities WHERE fts IS NOT NULL) n
-    UNION ALL SELECT group_id, 'fact', id, (u).lexeme, cardinality((u).positions), fts_len
-      FROM (SELECT group_id, id, fts_len, unnest(fts) AS u FROM facts WHERE fts IS NOT NULL) f
-    UNION ALL SELECT group_id, 'chunk', id, (u).lexeme, cardinality((u).positions), fts_len
-      FROM (SELECT group_id, id, fts_len, unnest(fts) AS u FROM chunks WHERE fts IS NOT NULL) c
-    UNION ALL SELECT group_id, 'community', id, (u).lexeme, cardinality((u).positions), fts_len
-      FROM (SELECT group_id, id, fts_len, unnest(fts) AS u FROM communities WHERE fts IS NOT NULL) m
+INSERT INTO fts_postings (group_id, kind, term, id, tf, len, seq)
+SELECT group_id, k, lexeme, id, tf, len, seq FROM (
+    SELECT group_id, 'episode' AS k, id, (u).lexeme, cardinality((u).positions) AS tf, fts_len AS len, seq
+      FROM (SELECT group_id, id, fts_len, seq, unnest(fts) AS u FROM episodes WHERE fts IS NOT NULL) e
+    UNION ALL SELECT group_id, 'entity', id, (u).lexeme, cardinality((u).positions), fts_len, seq
+      FROM (SELECT group_id, id, fts_len, seq, unnest(fts) AS u FROM entities WHERE fts IS NOT NULL) n
+    UNION ALL SELECT group_id, 'fact', id, (u).lexeme, cardinality((u).positions), fts_len, seq
+      FROM (SELECT group_id, id, fts_len, seq, unnest(fts) AS u FROM facts WHERE fts IS NOT NULL) f
+    UNION ALL SELECT group_id, 'chunk', id, (u).lexeme, cardinality((u).positions), fts_len, seq
+      FROM (SELECT group_id, id, fts_len, seq, unnest(fts) AS u FROM chunks WHERE fts IS NOT NULL) c
+    UNION ALL SELECT group_id, 'community', id, (u).lexeme, cardinality((u).positions), fts_len, seq
+      FROM (SELECT group_id, id, fts_len, seq, unnest(fts) AS u FROM communities WHERE fts IS NOT NULL) m
 ) x;
 
 CREATE OR REPLACE FUNCTION loregraph_fts_stats() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -52,8 +54,8 @@ BEGIN
             ON CONFLICT (kind, group_id) DO UPDATE SET docs = s.docs + 1, tokens = s.tokens + EXCLUDED.tokens;
         INSERT INTO fts_terms AS t (group_id, kind, term, df) SELECT NEW.group_id, k, lexeme, 1 FROM unnest(NEW.fts)
             ON CONFLICT (group_id, kind, term) DO UPDATE SET df = t.df + 1;
-        INSERT INTO fts_postings (group_id, kind, term, id, tf, len)
-            SELECT NEW.group_id, k, lexeme, NEW.id, cardinality(positions), NEW.fts_len FROM unnest(NEW.fts);
+        INSERT INTO fts_postings (group_id, kind, term, id, tf, len, seq)
+            SELECT NEW.group_id, k, lexeme, NEW.id, cardinality(positions), NEW.fts_len, NEW.seq FROM unnest(NEW.fts);
     END IF;
     RETURN NULL;
 END
