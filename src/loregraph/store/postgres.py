@@ -663,26 +663,30 @@ class PostgresStore(SQLStore):
         # (facts by time, entities not deleted). When the filter leaves fewer than ``limit`` of them, again over
         # every candidate: the same results as filtering first.
         extra, params = self._kind_filter(kind, "x", time)
+        # one group (the usual search) by equality on both tables: a single-shard query on Citus
+        one = len(g_list) == 1
+        group_cond, group_arg = ("p.group_id = ?", g_list[0]) if one else ("p.group_id = ANY(?)", g_list)
+        join_cond, join_args = ("x.group_id = ?", [g_list[0]]) if one else ("x.group_id = s.group_id", [])
         scored = (
             "WITH q AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS q(term, idf)), "
             "g AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS g(group_id, avgdl)) "
             # float8 constants: a bare 2.2 is numeric in PostgreSQL, and numeric arithmetic per posting costs
             f"SELECT p.group_id, p.id, p.seq, SUM(q.idf * (p.tf * {_K1 + 1}::float8) / (p.tf + {_K1}::float8 * ("
             f"{1 - _B}::float8 + {_B}::float8 * p.len / g.avgdl))) AS score "
-            "FROM q JOIN fts_postings p ON p.term = q.term AND p.kind = ? "
-            "AND p.group_id = ANY(?) JOIN g ON g.group_id = p.group_id "
+            f"FROM q JOIN fts_postings p ON p.term = q.term AND p.kind = ? AND {group_cond} "
+            "JOIN g ON g.group_id = p.group_id "
             "GROUP BY p.group_id, p.id, p.seq ORDER BY score DESC, p.seq LIMIT ?"
         )
-        args = [present, idf, g_list, avgdl, kind, g_list]
+        args = [present, idf, g_list, avgdl, kind, group_arg]
         if not extra:
             rows = self._all(c, scored, (*args, limit))
             return [Hit(r[1], float(r[3])) for r in rows]
-        sql = (f"SELECT s.id, s.score FROM ({scored}) s JOIN {table} x ON x.group_id = s.group_id AND x.id = s.id"
+        sql = (f"SELECT s.id, s.score FROM ({scored}) s JOIN {table} x ON {join_cond} AND x.id = s.id"
                f"{extra} ORDER BY s.score DESC, s.seq LIMIT ?")
         pool = limit * 4 + 20
-        rows = self._all(c, sql, (*args, pool, *params, limit))
+        rows = self._all(c, sql, (*args, pool, *join_args, *params, limit))
         if len(rows) < limit:
-            rows = self._all(c, sql, (*args, None, *params, limit))
+            rows = self._all(c, sql, (*args, None, *join_args, *params, limit))
         return [Hit(r[0], float(r[1])) for r in rows]
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
