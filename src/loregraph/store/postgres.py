@@ -1,10 +1,12 @@
 """PostgreSQL store: the Store protocol on PostgreSQL 15 + pgvector, shared by many processes.
 
 Same logical schema as the SQLite store; what both share lives in ``loregraph.store.sql``. Full text keeps the
-group-prefixed, stemmed terms of ``loregraph.store.text`` in a tsvector (GIN-indexed) and ranks with BM25
-computed from term statistics that triggers maintain (``fts_stats``, ``fts_terms``), so ranking follows
-SQLite's FTS5 ``bm25()``; the one difference is that N and the average document length are per group here
-(global in FTS5). Vector search is exact kNN with pgvector's cosine distance within each group.
+group-prefixed, stemmed terms of ``loregraph.store.text`` in a tsvector and one posting per (record, term)
+(``fts_postings``: term frequency, record length, insertion order); a query's BM25 is summed over its terms'
+posting lists with the group's statistics (``fts_stats``, ``fts_terms``), all three kept by the store in its write
+transactions, so ranking follows SQLite's FTS5 ``bm25()`` (ties in insertion order, as FTS5's rowid order); the
+one difference is that N and the average document length are per group here (global in FTS5). Vector search is
+exact kNN with pgvector's cosine distance within each group, or a group's own HNSW index once it is large.
 Traversal is a recursive CTE.
 
 Connections come from a psycopg pool (``pool_size``, default 4, or ``LOREGRAPH_PG_POOL_SIZE``): any number of
