@@ -26,8 +26,11 @@ def test_bench_search_on_postgresql_next_to_sqlite(pg_url, tmp_path):
         lines = [ln for ln in out.stdout.splitlines() if ln.startswith("search ")]
         assert [re.search(r"backend=(\w+)", ln).group(1) for ln in lines] == ["postgresql", "sqlite"]
         assert all("facts=300" in ln and re.search(r"p50_ms=\d", ln) for ln in lines)
-        with psycopg.connect(url) as c:  # the bench's group was deleted, statistics included
-            for table in ("facts", "entities", "episodes", "fts_stats", "fts_terms"):
+        compare = [ln for ln in out.stdout.splitlines() if ln.startswith("search-compare ")]
+        assert len(compare) == 1, out.stdout
+        assert re.search(r"top10_overlap=[01]\.\d{3} .*pg_over_sqlite_p50=\d+\.\d\d queries=10$", compare[0])
+        with psycopg.connect(url) as c:  # the bench's group was deleted, statistics and postings included
+            for table in ("facts", "entities", "episodes", "fts_stats", "fts_terms", "fts_postings"):
                 assert c.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
     finally:
         with psycopg.connect(pg_url, autocommit=True) as c:

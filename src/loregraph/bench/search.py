@@ -43,11 +43,29 @@ async def run_search_bench(*, facts: int, queries: int, db: str | None, seed: in
     urls = [db or _temp_sqlite()]
     if compare_sqlite and _backend(urls[0]) != "sqlite":
         urls.append(_temp_sqlite())
-    for url in urls:
-        await _bench_one(url, facts=facts, queries=queries, seed=seed, console=console, own_db=url != db)
+    runs = [await _bench_one(url, facts=facts, queries=queries, seed=seed, console=console, own_db=url != db)
+            for url in urls]
+    if len(runs) == 2:
+        print(compare_line(*runs), flush=True)
 
 
-async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: Console, own_db: bool) -> None:
+def compare_line(db: tuple[float, list[list[tuple[str, str]]]], sqlite: tuple[float, list[list[tuple[str, str]]]]
+                 ) -> str:
+    """``search-compare``: the share of queries whose top-10 facts are the same on both backends (as a set, and
+    in the same order), the mean share of one top-10 found in the other, and the ratio of the p50 latencies.
+    Facts are named by their text and time (ids differ between the two builds of the same facts)."""
+    (p50, tops), (sqlite_p50, sqlite_tops) = db, sqlite
+    pairs = list(zip(tops, sqlite_tops, strict=True))
+    same = sum(set(a) == set(b) for a, b in pairs) / len(pairs)
+    ordered = sum(a == b for a, b in pairs) / len(pairs)
+    overlap = statistics.mean(len(set(a) & set(b)) / max(len(a), len(b), 1) for a, b in pairs)
+    return (f"search-compare top10_overlap={same:.3f} top10_same_order={ordered:.3f} mean_top10_shared={overlap:.3f} "
+            f"pg_over_sqlite_p50={p50 / sqlite_p50:.2f} queries={len(pairs)}")
+
+
+async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: Console,
+                     own_db: bool) -> tuple[float, list[list[tuple[str, str]]]]:
+    """The search p50 (ms) and each query's top facts (text, valid time)."""
     import uuid
 
     from loregraph.memory import Memory
@@ -75,10 +93,12 @@ async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: 
             await m.search(q, group, limit=10)
         # each loop runs on its own so neither evicts the other's working set from the CPU caches
         lat, base_lat = [], []
+        tops: list[list[tuple[str, str]]] = []
         for q in qs:
             t = time.perf_counter()
-            await m.search(q, group, limit=10)
+            found = await m.search(q, group, limit=10)
             lat.append((time.perf_counter() - t) * 1e3)
+            tops.append([(f.fact.fact, str(f.fact.valid_at)) for f in found.facts])
         for q in qs:
             # baseline: embed + exact scan of every fact vector, then load the top facts
             t = time.perf_counter()
@@ -94,6 +114,7 @@ async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: 
                       f"only): p50 {b50:.2f} ms; ratio search/baseline {p50 / b50:.2f}")
         print(f"search backend={backend} p50_ms={p50:.2f} p95_ms={p95:.2f} baseline_p50_ms={b50:.2f} "
               f"facts={facts}", flush=True)
+        return p50, tops
     finally:
         if not own_db:
             try:

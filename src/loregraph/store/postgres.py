@@ -1,10 +1,12 @@
 """PostgreSQL store: the Store protocol on PostgreSQL 15 + pgvector, shared by many processes.
 
 Same logical schema as the SQLite store; what both share lives in ``loregraph.store.sql``. Full text keeps the
-group-prefixed, stemmed terms of ``loregraph.store.text`` in a tsvector (GIN-indexed) and ranks with BM25
-computed from term statistics that triggers maintain (``fts_stats``, ``fts_terms``), so ranking follows
-SQLite's FTS5 ``bm25()``; the one difference is that N and the average document length are per group here
-(global in FTS5). Vector search is exact kNN with pgvector's cosine distance within each group.
+group-prefixed, stemmed terms of ``loregraph.store.text`` in a tsvector and one posting per (record, term)
+(``fts_postings``: term frequency, record length, insertion order); a query's BM25 is summed over its terms'
+posting lists with the group's statistics (``fts_stats``, ``fts_terms``), all three kept by the store in its write
+transactions, so ranking follows SQLite's FTS5 ``bm25()`` (ties in insertion order, as FTS5's rowid order); the
+one difference is that N and the average document length are per group here (global in FTS5). Vector search is
+exact kNN with pgvector's cosine distance within each group, or a group's own HNSW index once it is large.
 Traversal is a recursive CTE.
 
 Connections come from a psycopg pool (``pool_size``, default 4, or ``LOREGRAPH_PG_POOL_SIZE``): any number of
@@ -19,6 +21,7 @@ import logging
 import math
 import os
 import re
+import select
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -68,10 +71,6 @@ def _tsvector(group_id: str, text: str) -> tuple[str, int]:
     return " ".join(parts), len(words)
 
 
-def _tsquery(query: Sequence[str]) -> str:
-    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in query)
-
-
 def _vec_text(embedding: Sequence[float] | np.ndarray) -> str:
     return "[" + ",".join(repr(float(x)) for x in np.asarray(embedding, dtype=np.float32).tolist()) + "]"
 
@@ -91,6 +90,17 @@ def _configure(conn: Any) -> None:
     # hnsw.ef_search that way: a session SET on the coordinator does not reach them)
     if conn.execute("SELECT current_setting('citus.propagate_set_commands', true)").fetchone()[0] is not None:
         conn.execute("SET citus.propagate_set_commands = 'local'")
+
+
+def _check_connection(conn: Any) -> None:
+    """The pool's check of a connection before each use, without a round trip when nothing happened to it: a
+    connection the server ended (terminated, restarted, shut down) has something to read (the server's notice, or
+    the end of the stream) while idle; only then is it asked for real (and dropped by the pool if dead). A search
+    takes a dozen connections from the pool: a dozen round trips saved."""
+    from psycopg_pool import ConnectionPool
+
+    if conn.closed or select.select([conn.fileno()], [], [], 0)[0]:
+        ConnectionPool.check_connection(conn)
 
 
 CITUS_ENV = "LOREGRAPH_CITUS"
@@ -146,7 +156,7 @@ class PostgresStore(SQLStore):
             raise StoreError(f"pool_size must be at least 1, got {pool_size}")
         size = pool_size
         self.pool = ConnectionPool(url, min_size=1, max_size=size, kwargs={"autocommit": True},
-                                   configure=_configure, check=ConnectionPool.check_connection, open=False,
+                                   configure=_configure, check=_check_connection, open=False,
                                    name="loregraph-store", timeout=30.0)
         try:
             self.pool.open(wait=True, timeout=connect_timeout_s)
@@ -338,13 +348,17 @@ class PostgresStore(SQLStore):
 
     def checkpoint(self) -> None:
         """After a bulk import (the counterpart of SQLite's WAL checkpoint): build the vector indexes of groups
-        that outgrew exact kNN, then refresh planner statistics."""
+        that outgrew exact kNN, vacuum the BM25 posting lists (their index-only scans need the visibility map),
+        then refresh planner statistics."""
         with self._read() as c:
             rows = c.execute("SELECT kind, group_id FROM fts_stats WHERE docs >= %s", (self.HNSW_MIN_ROWS,)).fetchall()
             blocks = c.execute("SELECT 'block', group_id FROM blocks WHERE embedding IS NOT NULL GROUP BY group_id "
                                "HAVING COUNT(*) >= %s", (self.HNSW_MIN_ROWS,)).fetchall()
         self._ensure_vector_indexes([(k, g) for k, g in rows if k in TABLE] + [(k, g) for k, g in blocks])
+        outside = getattr(self._local, "conn", None) is None  # VACUUM cannot run inside a transaction
         with self._read() as c:
+            if outside:
+                c.execute("VACUUM fts_postings")
             c.execute("ANALYZE")
 
     def apply(self, delta: GraphDelta, schema: Schema) -> None:
@@ -463,13 +477,26 @@ class PostgresStore(SQLStore):
         if read is not None and read[0] == gid and read[1] == set(ids):  # read with the others by _before_upserts
             before = read[2]
         else:
-            before = {r[0]: (r[1], r[2]) for r in c.execute(
-                f"SELECT id, fts_len, tsvector_to_array(fts) FROM {table} WHERE group_id = %s AND id = ANY(%s) "
-                "AND fts IS NOT NULL", (gid, ids))}
-        rows = self._upsert_rows(c, table, records, update, "id, seq, fts_len, tsvector_to_array(fts)")
-        after = {r[0]: (r[2], r[3]) for r in rows if r[3] is not None}  # an id written twice: its last write
-        self._change_fts_stats(c, kind, gid, list(before.values()), list(after.values()))
+            before = {r[0]: (r[1], r[2], r[3]) for r in c.execute(
+                f"SELECT id, fts_len, tsvector_to_array(fts), fts::text FROM {table} WHERE group_id = %s "
+                "AND id = ANY(%s) AND fts IS NOT NULL", (gid, ids))}
+        rows = self._upsert_rows(c, table, records, update, "id, seq, fts_len, tsvector_to_array(fts), fts::text")
+        after = {r[0]: (r[2], r[3], r[4]) for r in rows if r[3] is not None}  # an id written twice: its last write
+        self._change_fts_stats(c, kind, gid, [b[:2] for b in before.values()], [a[:2] for a in after.values()])
+        # the postings of rows whose terms changed: the old ones out, the new ones read back from the rows
+        self._drop_postings(c, kind, gid, [i for i, b in before.items() if after.get(i) != b])
+        changed = [i for i, a in after.items() if before.get(i) != a]
+        if changed:
+            c.execute(f"INSERT INTO fts_postings (group_id, kind, term, id, tf, len, seq) SELECT x.group_id, %s, "
+                      f"u.lexeme, x.id, cardinality(u.positions), x.fts_len, x.seq FROM {table} x CROSS JOIN LATERAL "
+                      "unnest(x.fts) u WHERE x.group_id = %s AND x.id = ANY(%s)", (kind, gid, changed))
         return {r[0]: r[1] for r in rows}
+
+    @staticmethod
+    def _drop_postings(c: Any, kind: str, group_id: str, ids: Sequence[str]) -> None:
+        if ids:
+            c.execute("DELETE FROM fts_postings WHERE group_id = %s AND kind = %s AND id = ANY(%s)",
+                      (group_id, kind, list(ids)))
 
     def _before_upserts(self, c: Any, delta: GraphDelta) -> None:
         """The terms of the delta's episodes, entities and facts already stored, one statement for the three kinds
@@ -478,14 +505,14 @@ class PostgresStore(SQLStore):
                  (("episode", delta.episodes), ("entity", delta.entities), ("fact", delta.facts)) if recs]
         if len(parts) < 2:
             return  # one kind: _upsert_many reads it itself
-        found: dict[str, dict[str, tuple[int | None, list[str]]]] = {k: {} for k, _, _ in parts}
+        found: dict[str, dict[str, tuple[int | None, list[str], str]]] = {k: {} for k, _, _ in parts}
         params: list[Any] = []
         for _, _, ids in parts:
             params += [delta.group_id, ids]
-        for kind, rid, n, lex in c.execute(" UNION ALL ".join(
-                f"SELECT '{k}', id, fts_len, tsvector_to_array(fts) FROM {t} WHERE group_id = %s AND id = ANY(%s) "
-                "AND fts IS NOT NULL" for k, t, _ in parts), params).fetchall():
-            found[kind][rid] = (n, lex)
+        for kind, rid, n, lex, text in c.execute(" UNION ALL ".join(
+                f"SELECT '{k}', id, fts_len, tsvector_to_array(fts), fts::text FROM {t} WHERE group_id = %s "
+                "AND id = ANY(%s) AND fts IS NOT NULL" for k, t, _ in parts), params).fetchall():
+            found[kind][rid] = (n, lex, text)
         self._local.fts_before = {k: (delta.group_id, set(ids), found[k]) for k, _, ids in parts}
 
     def _change_fts_stats(self, c: Any, kind: str, group_id: str, removed: Sequence[tuple[int | None, list[str]]],
@@ -560,8 +587,9 @@ class PostgresStore(SQLStore):
 
     def _delete_rows(self, c: Any, kind: SearchKind, group_id: str, ids: Sequence[str]) -> None:
         gone = self._all(c, f"DELETE FROM {TABLE[kind]} WHERE group_id = ? AND id = ANY(?) "
-                            "RETURNING fts_len, tsvector_to_array(fts)", (group_id, list(ids)))
-        self._change_fts_stats(c, kind, group_id, [(n, lex) for n, lex in gone if lex is not None], [])
+                            "RETURNING id, fts_len, tsvector_to_array(fts)", (group_id, list(ids)))
+        self._change_fts_stats(c, kind, group_id, [(n, lex) for _, n, lex in gone if lex is not None], [])
+        self._drop_postings(c, kind, group_id, [i for i, _, lex in gone if lex is not None])
 
     def delete_group(self, group_id: str) -> dict[str, int]:
         from psycopg import sql as psql
@@ -575,7 +603,8 @@ class PostgresStore(SQLStore):
                 counts[table] = c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,)).rowcount
             for (name,) in c.execute("SELECT name FROM vector_indexes WHERE group_id = %s", (group_id,)).fetchall():
                 c.execute(psql.SQL("DROP INDEX IF EXISTS {}").format(psql.Identifier(name)))
-            for table in (*self.GROUP_SIDE_TABLES, "fts_stats", "vector_generations", "vector_indexes"):
+            for table in (*self.GROUP_SIDE_TABLES, "fts_stats", "fts_postings", "vector_generations",
+                          "vector_indexes"):
                 c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,))
             self._indexed = {k for k in self._indexed if k[1] != group_id}
             c.execute("DELETE FROM fts_terms WHERE group_id = %s", (group_id,))
@@ -604,11 +633,17 @@ class PostgresStore(SQLStore):
 
     def _bm25(self, c: Any, kind: SearchKind, table: str, groups: list[str], qterms: list[str], limit: int,
               time: TimeFilter | None) -> list[Hit]:
-        df = dict(c.execute("SELECT term, df FROM fts_terms WHERE group_id = ANY(%s) AND kind = %s AND "
-                            "term = ANY(%s) AND df > 0", (groups, kind, qterms)).fetchall())
-        stats = {g: (d, t) for g, d, t in c.execute(
-            "SELECT group_id, docs, tokens FROM fts_stats WHERE kind = %s AND group_id = ANY(%s) AND docs > 0",
-            (kind, groups))}
+        # the terms' document frequencies and the groups' sizes in one round trip
+        df: dict[str, int] = {}
+        stats: dict[str, tuple[int, int]] = {}
+        for name, n, tokens in c.execute(
+                "SELECT term, df, NULL FROM fts_terms WHERE group_id = ANY(%s) AND kind = %s AND term = ANY(%s) "
+                "AND df > 0 UNION ALL SELECT group_id, docs, tokens FROM fts_stats WHERE kind = %s "
+                "AND group_id = ANY(%s) AND docs > 0", (groups, kind, qterms, kind, groups)).fetchall():
+            if tokens is None:
+                df[name] = n
+            else:
+                stats[name] = (n, tokens)
         present = [t for t in qterms if t in df]
         if not present or not stats:
             return []
@@ -625,18 +660,35 @@ class PostgresStore(SQLStore):
             idf.append(v if v > 0 else 1e-6)
         g_list = list(stats)
         avgdl = [max(stats[g][1] / stats[g][0], 1e-9) for g in g_list]
+        # scores from the terms' posting lists (index-only), equal scores in insertion order (as FTS5 ranks them:
+        # by rowid); the best few are then held to the kind's filter
+        # (facts by time, entities not deleted). When the filter leaves fewer than ``limit`` of them, again over
+        # every candidate: the same results as filtering first.
         extra, params = self._kind_filter(kind, "x", time)
-        sql = (
+        # one group (the usual search) by equality on both tables: a single-shard query on Citus
+        one = len(g_list) == 1
+        group_cond, group_arg = ("p.group_id = ?", g_list[0]) if one else ("p.group_id = ANY(?)", g_list)
+        join_cond, join_args = ("x.group_id = ?", [g_list[0]]) if one else ("x.group_id = s.group_id", [])
+        scored = (
             "WITH q AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS q(term, idf)), "
             "g AS (SELECT * FROM unnest(?::text[], ?::float8[]) AS g(group_id, avgdl)) "
-            f"SELECT x.id, SUM(q.idf * (cardinality(u.positions) * {_K1 + 1}) / (cardinality(u.positions) + "
-            f"{_K1} * ({1 - _B} + {_B} * x.fts_len / g.avgdl))) AS score "
-            f"FROM {table} x JOIN g ON g.group_id = x.group_id CROSS JOIN LATERAL unnest(x.fts) u "
-            "JOIN q ON q.term = u.lexeme "
-            f"WHERE x.fts @@ ?::tsquery AND x.group_id = ANY(?){extra} "
-            "GROUP BY x.id ORDER BY score DESC, x.id LIMIT ?"
+            # float8 constants: a bare 2.2 is numeric in PostgreSQL, and numeric arithmetic per posting costs
+            f"SELECT p.group_id, p.id, p.seq, SUM(q.idf * (p.tf * {_K1 + 1}::float8) / (p.tf + {_K1}::float8 * ("
+            f"{1 - _B}::float8 + {_B}::float8 * p.len / g.avgdl))) AS score "
+            f"FROM q JOIN fts_postings p ON p.term = q.term AND p.kind = ? AND {group_cond} "
+            "JOIN g ON g.group_id = p.group_id "
+            "GROUP BY p.group_id, p.id, p.seq ORDER BY score DESC, p.seq LIMIT ?"
         )
-        rows = self._all(c, sql, (present, idf, g_list, avgdl, _tsquery(present), g_list, *params, limit))
+        args = [present, idf, g_list, avgdl, kind, group_arg]
+        if not extra:
+            rows = self._all(c, scored, (*args, limit))
+            return [Hit(r[1], float(r[3])) for r in rows]
+        sql = (f"SELECT s.id, s.score FROM ({scored}) s JOIN {table} x ON {join_cond} AND x.id = s.id"
+               f"{extra} ORDER BY s.score DESC, s.seq LIMIT ?")
+        pool = limit * 4 + 20
+        rows = self._all(c, sql, (*args, pool, *join_args, *params, limit))
+        if len(rows) < limit:
+            rows = self._all(c, sql, (*args, None, *join_args, *params, limit))
         return [Hit(r[0], float(r[1])) for r in rows]
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
@@ -659,6 +711,23 @@ class PostgresStore(SQLStore):
                 hits += [Hit(r[0], 1.0 - float(r[1])) for r in rows]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
+
+    def fact_edges(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
+                   limit: int) -> list[tuple[str, str, str]]:
+        """(fact id, source id, target id) of the newest facts touching ``entity_ids``: per entity and end, its
+        newest ``limit`` facts walked backwards on the (group, end, seq) indexes (migration 0009), then merged —
+        a hub entity's thousands of facts are not all read and sorted."""
+        ids = list(dict.fromkeys(entity_ids))
+        if not ids or limit <= 0:
+            return []
+        tsql, tparams = self._time_sql("f", time)
+        sql = ("SELECT u.id, u.source_id, u.target_id, u.seq FROM unnest(?::text[]) AS e(id) CROSS JOIN LATERAL ("
+               "(SELECT f.id, f.source_id, f.target_id, f.seq FROM facts f WHERE f.group_id = ? AND f.source_id = e.id "
+               f"AND {tsql} ORDER BY f.seq DESC LIMIT ?) UNION ALL "
+               "(SELECT f.id, f.source_id, f.target_id, f.seq FROM facts f WHERE f.group_id = ? AND f.target_id = e.id "
+               f"AND f.source_id <> ALL(?) AND {tsql} ORDER BY f.seq DESC LIMIT ?)) u ORDER BY u.seq DESC LIMIT ?")
+        rows = self._fetch(sql, (ids, group_id, *tparams, limit, group_id, ids, *tparams, limit, limit))
+        return [(r[0], r[1], r[2]) for r in rows]
 
     def search_chunks(self, group_id: str, collection_id: str, embedding: np.ndarray, limit: int) -> list[Hit]:
         """Exact cosine neighbours among a collection's chunks (score = 1 - cosine distance)."""
