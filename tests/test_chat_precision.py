@@ -148,3 +148,50 @@ def test_a_named_project_keeps_its_short_form(ex: LocalExtractor) -> None:
     cand = CandidateEntity(id="e1", name="Fernhill project", type="project")
     x = ex.extract("Fernhill is finally moving again.", ctx(candidates=[cand]))
     assert any(e.existing_id == "e1" for e in x.entities), [(e.name, e.existing_id) for e in x.entities]
+
+
+# ---- pieces of names, generic nouns -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "cands"), [
+    ("We put together a tournament for our favorite game, CS:GO. Lots showed up!", ()),
+    ("I just love Lord of the Rings, it's my favorite story.", ()),
+    ("I started making music to follow my dreams, and I'm stoked about how far I've come.", ("dreams",)),
+    ("That sounds awesome! I'm into the rush of fast boats.", ("rush",)),
+    ("I like to create my own serene yoga space with candles and oils.", ("space",)),
+])
+def test_a_piece_of_a_name_or_a_generic_noun_is_no_object(ex: LocalExtractor, text: str,
+                                                          cands: tuple[str, ...]) -> None:
+    x = ex.extract(text, ctx(candidates=known(*cands)))
+    assert not {r for r in rels(x) if r[0] == "ME" and r[1] != "KNOWS"}, rels(x)
+
+
+# ---- an everyday word is not a person on the name finder's word alone ---------------------------
+
+
+def ents(x: Extraction) -> dict[str, str]:
+    return {e.name: e.type for e in x.entities}
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("Me too! Guitar is my favorite thing these days.", "Guitar"),
+    ("Thanks! Store's going good, just been busy with orders.", "Store"),
+    ("Sushi is the best food, I could eat it every day.", "Sushi"),
+])
+def test_an_everyday_word_is_not_a_person(ex: LocalExtractor, text: str, word: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ents(x).get(word) != "person", ents(x)
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("Mark called me yesterday about the trip.", "Mark"),
+    ("Yesterday I had lunch with Moose, he just moved back to Denver.", "Moose"),
+])
+def test_a_given_name_or_a_name_taken_up_by_he_stays_a_person(ex: LocalExtractor, text: str, word: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ents(x).get(word) == "person", ents(x)
+
+
+def test_a_place_the_name_finder_knows_is_not_a_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("Oh man, they are amazing! I love the Miami vibe, it's perfect for the vid.", ctx())
+    assert ents(x).get("Miami") != "tool" or "Miami" not in speaker_objects(x), (ents(x), rels(x))

@@ -24,9 +24,11 @@ from loregraph.extract.local.words import (
     GROUP_HEADS,
     HUMAN_AGENT_VERBS,
     LEAVE_VERBS,
+    NOUN_ZIPF,
     ORG_NOUNS,
     ORG_ROLE_NOUNS,
     ORG_SUFFIXES,
+    PERSON_PRONOUNS,
     PERSON_SUBJ_VERBS,
     PET_ADJECTIVES,
     PET_NOUNS,
@@ -46,6 +48,7 @@ from loregraph.extract.local.words import (
     WORK_OF_HEADS,
     WORK_VERBS,
     common_word,
+    first_name,
 )
 
 _TRUE_GREETINGS = frozenset({"hey", "hi", "hello", "hiya", "yo", "thanks", "thank", "congrats", "congratulations",
@@ -151,6 +154,14 @@ def type_mentions(st: Parse) -> list[Mention]:
         score = m.votes[t]
         if score < 0.3:
             continue
+        if m.source == "cap" and not m.addressed and not m.role and m.end - m.start == 1:
+            if t == PERSON and score < 1.5 and common_word(doc[m.start].lower_, NOUN_ZIPF) \
+                    and not first_name(doc[m.start].text) \
+                    and not any(x.lower_ in PERSON_PRONOUNS for x in doc[m.end:]):  # "Cash left, so he ..."
+                continue  # "Guitar", "Store", "Sushi": an everyday word that no given name list knows, with no
+                # evidence of a person but the name finder's (which calls most capitals in chat persons)
+            if t == TOOL and m.ner in PLACE_LABELS and m.votes.get(TOOL, 0.0) < 1.5:
+                continue  # "I love the Miami vibe", "perform in Boston": a place, weakly voted a tool
         m.type = t
         m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
         if m.source != "candidate" and t == PERSON and _pet(st, m):

@@ -9,6 +9,8 @@ back (precision first: better no fact than a wrong one) when
 - its sentence is about the speaker's past life ("when we were 10 we were into X", "used to hike");
 - its subject is no name: a lower-case noun phrase or an everyday word that only opens the sentence
   ("Music really helps with ...", "the store is going good");
+- its object is only a piece of a name or noun ("Lord" of "Lord of the Rings", "space" of "my yoga space") or
+  a generic noun ("dreams", "the rush of X");
 - it is a taste for a name that only qualifies a common noun ("I love the Miami vibe"): the taste is for
   the noun's thing;
 - it says the speaker uses a lower-case concept named with an article or a demonstrative ("follow the
@@ -27,6 +29,7 @@ from loregraph.extract.local.state import Mention, Parse
 from loregraph.extract.local.words import (
     ADVICE_VERBS,
     DETERMINERS,
+    GENERIC_NOUNS,
     OTHER_OWNER_WORDS,
     OWN_OWNER_WORDS,
     PAST_LIFE_MARKERS,
@@ -82,7 +85,7 @@ def no_name(st: Parse, m: Mention, sent: Any) -> bool:
     only because they open the sentence ("the store", "Music really helps", "Classic rock has had")."""
     if m.type == CONCEPT:
         return True  # an idea does nothing: "baking helps with stress" is no fact about baking
-    if m.type == PERSON or m.source == "lexicon":
+    if m.source == "lexicon" or (m.type == PERSON and (m.ner == "PERSON" or m.existing_id or not st.notes.get("ner"))):
         return False
     words = [t for t in st.doc[m.start:m.end] if t.is_alpha]
     if not words or not all(common_word(t.lower_) for t in words):
@@ -101,6 +104,32 @@ def met_once(st: Parse, m: Mention) -> bool:
     return any(c.dep_ in ("det", "predet") and c.lower_ in DETERMINERS for c in root.children)
 
 
+def fragment(st: Parse, m: Mention) -> bool:
+    """A mention that is only a piece of a longer name or noun: "Lord" of "Lord of the Rings", "CS" of "CS:GO",
+    "space" of "my yoga space", or a generic noun ("dreams", "the rush of X") standing for what it qualifies."""
+    doc = st.doc
+    nxt = doc[m.end] if m.end < len(doc) else None
+    if nxt is not None and nxt.text in (":", "-", "/") and not nxt.whitespace_ and not doc[m.end - 1].whitespace_ \
+            and m.end + 1 < len(doc) and doc[m.end + 1].text[:1].isalnum():
+        return True  # "CS:GO", "Spider-Man"
+    if nxt is not None and nxt.lower_ == "of" and m.end + 1 < len(doc):
+        k = m.end + 1 + (doc[m.end + 1].lower_ in ("the", "a"))
+        if k < len(doc) and doc[k].text[:1].isupper() and m.name[:1].isupper():
+            return True  # "Lord of the Rings", "House of Blues"
+    k = m.start - 1 - (m.start > 0 and doc[m.start - 1].lower_ in ("the", "a"))
+    if k > 0 and doc[k].lower_ == "of" and doc[k - 1].text[:1].isupper() and m.name[:1].isupper():
+        return True  # "Rings" of "Lord of the Rings"
+    if any(ch.isupper() for ch in m.name):
+        return False
+    if m.name.lower() in GENERIC_NOUNS:
+        return True
+    root = _root(st, m)
+    if any(c.dep_ == "compound" and not (m.start <= c.i < m.end) for c in root.children):
+        return True  # "my yoga space" is not space
+    return bool(any(c.dep_ == "det" and c.lower_ == "the" for c in root.children)
+                and any(c.dep_ == "prep" and c.lower_ == "of" for c in root.children))  # "the rush of cars"
+
+
 def modifier_only(st: Parse, m: Mention) -> bool:
     """A name used only to qualify a common noun ("the Miami vibe"): what is liked is the noun's thing."""
     root = _root(st, m)
@@ -117,9 +146,11 @@ def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[
             return True
         if r.type in (PREFERS, USES) and past_life(sent.text):
             return True
+        if targets and all(fragment(st, m) for m in targets):
+            return True
         if r.type == USES and targets and all(met_once(st, m) for m in targets):
             return True
-        if r.type == PREFERS and r.trace.startswith("rules: verb class") and targets \
+        if r.type == PREFERS and r.trace.startswith(("rules: verb class", "meaning")) and targets \
                 and all(modifier_only(st, m) for m in targets):
             return True
     return bool(r.source != SPEAKER and sources and all(no_name(st, m, sent) for m in sources))
@@ -137,7 +168,8 @@ def gate(st: Parse, origin: dict[int, Any]) -> list[ExtractedRelation]:
         sent = origin.get(id(r))
         if sent is not None:
             targets = [m for m in by_ref.get(r.target, []) if sent.start <= m.start < sent.end]
-            sources = [m for m in by_ref.get(r.source, []) if sent.start <= m.start < sent.end]
+            sources = [m for m in by_ref.get(r.source, []) if sent.start <= m.start < sent.end] \
+                or by_ref.get(r.source, [])  # "it" for a thing named in an earlier sentence
             if held(st, r, targets, sources, sent):
                 continue
         kept.append(r)
