@@ -195,3 +195,20 @@ def test_a_given_name_or_a_name_taken_up_by_he_stays_a_person(ex: LocalExtractor
 def test_a_place_the_name_finder_knows_is_not_a_tool(ex: LocalExtractor) -> None:
     x = ex.extract("Oh man, they are amazing! I love the Miami vibe, it's perfect for the vid.", ctx())
     assert ents(x).get("Miami") != "tool" or "Miami" not in speaker_objects(x), (ents(x), rels(x))
+
+
+def test_names_listed_with_a_pet_are_pets(ex: LocalExtractor) -> None:
+    x = ex.extract("Last Friday I started introducing Biscuit, Pepper and the new pup Olli. They're adapting.", ctx())
+    kinds = {e.name: (e.type, e.attributes.get("kind")) for e in x.entities}
+    assert kinds.get("Biscuit") == ("entity", "pet") and kinds.get("Pepper") == ("entity", "pet"), kinds
+    assert not {r for r in rels(x) if r[1] in ("KNOWS", "WORKS_WITH")}, rels(x)
+
+
+def test_a_series_finished_is_read_not_made(ex: LocalExtractor) -> None:
+    x = ex.extract("Yep, I just finished this amazing fantasy series. It was a wild ride.", ctx())
+    assert not {r for r in rels(x) if r[1] == "WORKS_ON"}, rels(x)
+
+
+def test_finishing_ones_own_work_is_still_work(ex: LocalExtractor) -> None:
+    x = ex.extract("I finally finished my first novel last week!", ctx())
+    assert ("ME", "WORKS_ON", "first novel") in rels(x), rels(x)

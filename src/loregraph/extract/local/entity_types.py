@@ -170,7 +170,25 @@ def type_mentions(st: Parse) -> list[Mention]:
             m.type = ENTITY  # a title: a book, a film, a game (not "my thesis is 'X'": a project)
         elif m.kind == "work":
             m.kind = ""
+    _pets_listed_together(st)
     return st.mentions
+
+
+def _pets_listed_together(st: Parse) -> None:
+    """ "Max, Daisy and the new pup Ned": names listed with a pet are pets too (unless known as something else)."""
+    doc = st.doc
+    ms = [m for m in st.mentions if m.type or m.source == "cap"]
+    for _ in range(2):
+        for a, b in itertools.pairwise(ms):
+            between = [t.lower_ for t in doc[a.end:b.start]]
+            if not between or between[0] not in (",", "and", "&") or len(between) > 6 \
+                    or not all(w in (",", "and", "&", "the", "my", "our", "new", "little") or w in PET_NOUNS
+                               or w in PET_ADJECTIVES for w in between):
+                continue
+            for pet, other in ((a, b), (b, a)):
+                if pet.kind == "pet" and other.type in (PERSON, "") and other.source == "cap" and not other.role \
+                        and not other.addressed and not other.is_speaker:
+                    other.type, other.kind, other.conf = ENTITY, "pet", max(other.conf, 0.7)
 
 
 def _own_work_title(st: Parse, m: Mention) -> bool:

@@ -11,6 +11,7 @@ back (precision first: better no fact than a wrong one) when
   ("Music really helps with ...", "the store is going good");
 - its object is only a piece of a name or noun ("Lord" of "Lord of the Rings", "space" of "my yoga space") or
   a generic noun ("dreams", "the rush of X");
+- it is work on a thing finished with an article, not "my" ("I finished this fantasy series": read, not made);
 - it is a taste for a name that only qualifies a common noun ("I love the Miami vibe"): the taste is for
   the noun's thing;
 - it says the speaker uses a lower-case concept named with an article or a demonstrative ("follow the
@@ -29,6 +30,7 @@ from loregraph.extract.local.state import Mention, Parse
 from loregraph.extract.local.words import (
     ADVICE_VERBS,
     DETERMINERS,
+    FINISH_VERBS,
     GENERIC_NOUNS,
     OTHER_OWNER_WORDS,
     OWN_OWNER_WORDS,
@@ -130,6 +132,16 @@ def fragment(st: Parse, m: Mention) -> bool:
                 and any(c.dep_ == "prep" and c.lower_ == "of" for c in root.children))  # "the rush of cars"
 
 
+def finished_someone_elses_work(st: Parse, m: Mention) -> bool:
+    """ "I just finished this amazing fantasy series": a work finished with an article or a demonstrative, not
+    "my"/"our", was read or watched, not made."""
+    root = _root(st, m)
+    if root.head.lemma_.lower() not in FINISH_VERBS or root.dep_ != "dobj":
+        return False
+    kids = {c.lower_ for c in root.children if c.dep_ in ("det", "poss")}
+    return bool(kids & DETERMINERS) and not kids & OWN_OWNER_WORDS
+
+
 def modifier_only(st: Parse, m: Mention) -> bool:
     """A name used only to qualify a common noun ("the Miami vibe"): what is liked is the noun's thing."""
     root = _root(st, m)
@@ -147,6 +159,8 @@ def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[
         if r.type in (PREFERS, USES) and past_life(sent.text):
             return True
         if targets and all(fragment(st, m) for m in targets):
+            return True
+        if r.type == WORKS_ON and targets and all(finished_someone_elses_work(st, m) for m in targets):
             return True
         if r.type == USES and targets and all(met_once(st, m) for m in targets):
             return True
