@@ -212,3 +212,15 @@ def test_a_series_finished_is_read_not_made(ex: LocalExtractor) -> None:
 def test_finishing_ones_own_work_is_still_work(ex: LocalExtractor) -> None:
     x = ex.extract("I finally finished my first novel last week!", ctx())
     assert ("ME", "WORKS_ON", "first novel") in rels(x), rels(x)
+
+
+@pytest.mark.parametrize(("text", "cands"), [
+    ("That's awesome! I'm sure you feel great knowing your students are doing so well with dance.", ("dance",)),
+    ("Reminds me of living in my Japanese mansion with the epic cityscape.", ()),
+    ("Lately I've been thinking about what makes me happy, and I'm really drawn to the gaming industry.",
+     ("gaming",)),
+])
+def test_a_modifier_or_someone_elses_activity_is_not_the_speakers(ex: LocalExtractor, text: str,
+                                                                  cands: tuple[str, ...]) -> None:
+    x = ex.extract(text, ctx(candidates=known(*cands)))
+    assert not {r for r in rels(x) if r[0] == "ME" and r[1] != "KNOWS"}, rels(x)

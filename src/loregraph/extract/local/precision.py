@@ -69,7 +69,9 @@ def someone_elses(st: Parse, m: Mention) -> bool:
                 if low in OTHER_OWNER_WORDS:
                     return True
                 if c.dep_ in ("nsubj", "nsubjpass", "poss"):
-                    return False  # a named or nominal owner: the rules before decided about it
+                    # a named or nominal owner: the rules before decided about it, unless it is the listener's
+                    # or someone else's ("your students are doing well with dance")
+                    return any(g.dep_ == "poss" and g.lower_ in OTHER_OWNER_WORDS for g in c.children)
         if tok.head.i == tok.i:
             return False
         tok = tok.head
@@ -108,7 +110,8 @@ def met_once(st: Parse, m: Mention) -> bool:
 
 def fragment(st: Parse, m: Mention) -> bool:
     """A mention that is only a piece of a longer name or noun: "Lord" of "Lord of the Rings", "CS" of "CS:GO",
-    "space" of "my yoga space", or a generic noun ("dreams", "the rush of X") standing for what it qualifies."""
+    "space" of "my yoga space", "gaming" of "the gaming industry", an adjective ("my Japanese mansion"), or a
+    generic noun ("dreams", "the rush of X") standing for what it qualifies."""
     doc = st.doc
     nxt = doc[m.end] if m.end < len(doc) else None
     if nxt is not None and nxt.text in (":", "-", "/") and not nxt.whitespace_ and not doc[m.end - 1].whitespace_ \
@@ -121,11 +124,16 @@ def fragment(st: Parse, m: Mention) -> bool:
     k = m.start - 1 - (m.start > 0 and doc[m.start - 1].lower_ in ("the", "a"))
     if k > 0 and doc[k].lower_ == "of" and doc[k - 1].text[:1].isupper() and m.name[:1].isupper():
         return True  # "Rings" of "Lord of the Rings"
+    root = _root(st, m)
+    head = root.head
+    if root.dep_ == "amod" and head.pos_ == "NOUN" and not (m.start <= head.i < m.end):
+        return True  # "my Japanese mansion": an adjective, not a thing
     if any(ch.isupper() for ch in m.name):
         return False
     if m.name.lower() in GENERIC_NOUNS:
         return True
-    root = _root(st, m)
+    if root.dep_ == "compound" and head.pos_ == "NOUN" and not (m.start <= head.i < m.end):
+        return True  # "the gaming industry" is not gaming
     if any(c.dep_ == "compound" and not (m.start <= c.i < m.end) for c in root.children):
         return True  # "my yoga space" is not space
     return bool(any(c.dep_ == "det" and c.lower_ == "the" for c in root.children)
