@@ -485,3 +485,13 @@ def test_a_modifier_or_someone_elses_activity_is_not_the_speakers(ex: LocalExtra
                                                                   cands: tuple[str, ...]) -> None:
     x = ex.extract(text, ctx(candidates=known(*cands)))
     assert not {r for r in rels(x) if r[0] == "ME" and r[1] != "KNOWS"}, rels(x)
+
+
+def test_a_taste_for_a_thing_named_in_an_earlier_sentence_is_checked_there(ex: LocalExtractor) -> None:
+    """ "... a Japanese mansion ... It's my sanctuary ... why I love music": the adjective stays no taste."""
+    cands = [CandidateEntity(id="t0", name="Japanese", type="tool"), *known("music")]
+    text = ("Yeah, I'm working on this project to transform a Japanese mansion into a recording studio. It's been "
+            "my dream to have a space for creating music with other artists. It's my sanctuary that reminds me "
+            "why I love music.")
+    x = ex.extract(text, ctx(candidates=cands))
+    assert "Japanese" not in speaker_objects(x), rels(x)

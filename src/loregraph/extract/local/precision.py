@@ -189,7 +189,8 @@ def gate(st: Parse, origin: dict[int, Any]) -> list[ExtractedRelation]:
     for r in st.out.relations:
         sent = origin.get(id(r))
         if sent is not None:
-            targets = [m for m in by_ref.get(r.target, []) if sent.start <= m.start < sent.end]
+            targets = [m for m in by_ref.get(r.target, []) if sent.start <= m.start < sent.end] \
+                or by_ref.get(r.target, [])  # "it"/"that" for a thing named in an earlier sentence
             sources = [m for m in by_ref.get(r.source, []) if sent.start <= m.start < sent.end] \
                 or by_ref.get(r.source, [])  # "it" for a thing named in an earlier sentence
             if held(st, r, targets, sources, sent):
