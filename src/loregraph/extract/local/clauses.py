@@ -153,7 +153,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
     cl.hypothetical = bool(aux_low & MODALS) or " if " in text_low or text_low.startswith(" if ") \
         or any(lem in PLAN_VERBS and (i + 1 < len(cl.verbs)) for i, lem in enumerate(lems)) \
         or " going to " in text_low or " about to " in text_low or " thinking about " in text_low \
-        or " whether " in text_low or any(f in text_low for f in FUTURE_MARKERS)
+        or " whether " in text_low or any(f in text_low for f in FUTURE_MARKERS) \
+        or " thinking of " in text_low or any(t.lower_ == "'d" and t.tag_ == "MD" for t in toks)
     if any(lem in PLAN_VERBS and v.dep_ in ("ROOT", "conj", "ccomp") and v.tag_ in ("VBG",)
            for lem, v in zip(lems, cl.verbs, strict=False)):
         cl.hypothetical = True  # "we're evaluating X", "I'm considering X"

@@ -24,9 +24,11 @@ from loregraph.extract.local.words import (
     GROUP_HEADS,
     HUMAN_AGENT_VERBS,
     LEAVE_VERBS,
+    NOUN_ZIPF,
     ORG_NOUNS,
     ORG_ROLE_NOUNS,
     ORG_SUFFIXES,
+    PERSON_PRONOUNS,
     PERSON_SUBJ_VERBS,
     PET_ADJECTIVES,
     PET_NOUNS,
@@ -46,6 +48,7 @@ from loregraph.extract.local.words import (
     WORK_OF_HEADS,
     WORK_VERBS,
     common_word,
+    first_name,
 )
 
 _TRUE_GREETINGS = frozenset({"hey", "hi", "hello", "hiya", "yo", "thanks", "thank", "congrats", "congratulations",
@@ -151,6 +154,14 @@ def type_mentions(st: Parse) -> list[Mention]:
         score = m.votes[t]
         if score < 0.3:
             continue
+        if m.source == "cap" and not m.addressed and not m.role and m.end - m.start == 1:
+            if t == PERSON and score < 1.5 and common_word(doc[m.start].lower_, NOUN_ZIPF) \
+                    and not first_name(doc[m.start].text) \
+                    and not any(x.lower_ in PERSON_PRONOUNS for x in doc[m.end:]):  # "Cash left, so he ..."
+                continue  # "Guitar", "Store", "Sushi": an everyday word that no given name list knows, with no
+                # evidence of a person but the name finder's (which calls most capitals in chat persons)
+            if t == TOOL and m.ner in PLACE_LABELS and m.votes.get(TOOL, 0.0) < 1.5:
+                continue  # "I love the Miami vibe", "perform in Boston": a place, weakly voted a tool
         m.type = t
         m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
         if m.source != "candidate" and t == PERSON and _pet(st, m):
@@ -159,7 +170,25 @@ def type_mentions(st: Parse) -> list[Mention]:
             m.type = ENTITY  # a title: a book, a film, a game (not "my thesis is 'X'": a project)
         elif m.kind == "work":
             m.kind = ""
+    _pets_listed_together(st)
     return st.mentions
+
+
+def _pets_listed_together(st: Parse) -> None:
+    """ "Max, Daisy and the new pup Ned": names listed with a pet are pets too (unless known as something else)."""
+    doc = st.doc
+    ms = [m for m in st.mentions if m.type or m.source == "cap"]
+    for _ in range(2):
+        for a, b in itertools.pairwise(ms):
+            between = [t.lower_ for t in doc[a.end:b.start]]
+            if not between or between[0] not in (",", "and", "&") or len(between) > 6 \
+                    or not all(w in (",", "and", "&", "the", "my", "our", "new", "little") or w in PET_NOUNS
+                               or w in PET_ADJECTIVES for w in between):
+                continue
+            for pet, other in ((a, b), (b, a)):
+                if pet.kind == "pet" and other.type in (PERSON, "") and other.source == "cap" and not other.role \
+                        and not other.addressed and not other.is_speaker:
+                    other.type, other.kind, other.conf = ENTITY, "pet", max(other.conf, 0.7)
 
 
 def _own_work_title(st: Parse, m: Mention) -> bool:

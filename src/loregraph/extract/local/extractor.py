@@ -14,6 +14,7 @@ from loregraph.extract.local.entity_types import assign_refs, type_mentions
 from loregraph.extract.local.kinds import KNOWS, PERSON
 from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
 from loregraph.extract.local.mentions import find_mentions
+from loregraph.extract.local.precision import gate
 from loregraph.extract.local.relations import relate, relate_finished
 from loregraph.extract.local.state import Clause, Parse
 from loregraph.extract.local.when import TimeWord, find_time_words
@@ -112,6 +113,7 @@ class LocalExtractor:
         type_mentions(p)
         entities = assign_refs(p)
         p.entities = entities
+        origin: dict[int, Any] = {}  # id(relation) -> the sentence it came from, for the precision gate
         for sent in doc.sents:
             question = is_question(sent)
             prev: Clause | None = None
@@ -127,9 +129,12 @@ class LocalExtractor:
                 if self._library is not None:
                     relate_by_meaning(p, cl, self._library)
                 prev = cl
+            for r in p.out.relations:
+                origin.setdefault(id(r), sent)
         p.out.clause_at = None
         for m in p.mentions:  # "Hey Nate, ...": the speaker knows the person they talk to
             if m.addressed and m.type == PERSON and m.ref and not m.is_speaker:
                 p.out.add(SPEAKER, KNOWS, m, None, 0.8, trace="rules: addressed by name")
+        p.out.relations = gate(p, origin)
         apply_supersede(p)
         return Extraction(entities=entities, relations=p.out.relations, endings=p.out.endings, notes=p.notes)

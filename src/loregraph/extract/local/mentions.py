@@ -38,6 +38,7 @@ from loregraph.extract.local.words import (
     PROJECT_HEADS,
     PRONOUNS,
     ROLE_NOUNS,
+    SHORT_NAME_ZIPF,
     STOP_CAPS,
     TEAM_HEADS,
     WORK_ITEM_HEADS,
@@ -70,7 +71,10 @@ def find_mentions(st: Parse) -> list[Mention]:
                 cand_index[first] = (c, False)
         if len(words) >= 2 and words[-1].lower() in (WORK_ITEM_HEADS | PROJECT_HEADS | TEAM_HEADS | ORG_SUFFIXES):
             short_name = " ".join(words[:-1])
-            if len(short_name) >= 4:
+            # "the Fernhill project" is "Fernhill" for short, "the churn model" "churn"; a dance crew is never
+            # "dance", a supportive group never "supportive": everyday words are no short names
+            if len(short_name) >= 4 and (not all(w.islower() for w in words[:-1])
+                                         or not any(common_word(w, SHORT_NAME_ZIPF) for w in words[:-1])):
                 cand_index.setdefault(norm_key(short_name), (c, True))
     maxw = 6
     if cand_index:

@@ -299,7 +299,11 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         for s in subj:
             if s is not SPEAKER and s.type == PERSON:
                 lem = lemma(verbs[0]) if verbs else ""
-                if lem in WORK_VERBS | USE_VERBS | COLLAB_VERBS:
+                # "Anna and I use X": working together needs a work verb or a thing in the clause
+                # or an object ("Dario and I do pipeline reviews"); "Anna and I were sitting by the sea" is company
+                thing = any(o.type not in (PERSON, "") for o in objs) \
+                    or bool(verbs and any(c.dep_ == "dobj" and c.pos_ == "NOUN" for c in verbs[0].children))
+                if not s.addressed and (lem in WORK_VERBS | COLLAB_VERBS or (lem in USE_VERBS and thing)):
                     st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.7, trace="rules: X and I <verb>")
     # "I'm on X alone now" → the speaker no longer works with people named in this message
     # "we don't work together anymore": the speaker's working tie with the people named here ends

@@ -98,8 +98,31 @@ ALL_VERBS = (USE_VERBS | PREFER_VERBS | DECIDE_VERBS | DEPEND_VERBS | WORK_VERBS
 COMMON_ZIPF = 4.5  # Zipf frequency from which a word is an everyday word ("nature" 5.0; "reed" 4.1, "zofia" 2.0)
 
 
-def common_word(word: str) -> bool:
-    """An everyday English word by its frequency in general text (``wordfreq``)."""
+_FIRST_NAMES: Any = None
+
+
+def first_name(word: str) -> bool:
+    """A known given name ("Mark", "Chase", "Luna"; ``gender-guesser``'s list of about 40,000), whatever else the
+    word means."""
+    global _FIRST_NAMES
+    if _FIRST_NAMES is None:
+        from gender_guesser.detector import Detector  # lazy: it reads its name list on first use
+
+        _FIRST_NAMES = Detector(case_sensitive=False)
+    return bool(_FIRST_NAMES.get_gender(word) != "unknown")
+
+
+NOUN_ZIPF = 3.5  # from it a word is known in general text ("sushi" 3.7, "garlic" 3.9; "zofia" 2.0)
+SHORT_NAME_ZIPF = 4.0  # below it a lower-case word can stand for a thing named with it ("churn" 3.1, "gaming" 4.4)
+
+
+def common_word(word: str, zipf: float = COMMON_ZIPF) -> bool:
+    """An everyday English word by its frequency in general text (``wordfreq``): Zipf ≥ ``zipf``."""
     from wordfreq import zipf_frequency  # lazy: it loads its word list on first use
 
-    return bool(zipf_frequency(word, "en") >= COMMON_ZIPF)
+    return bool(zipf_frequency(word, "en") >= zipf)
+OTHER_OWNER_WORDS = _set("other_owner_words")
+OWN_OWNER_WORDS = _set("own_owner_words")
+ADVICE_VERBS = _set("advice_verbs")
+PAST_LIFE_MARKERS: tuple[str, ...] = tuple(_W["past_life_markers"])
+DETERMINERS = _set("determiners")

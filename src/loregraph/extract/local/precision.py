@@ -1,0 +1,201 @@
+"""Stage 7, the precision gate: relations that everyday chat makes look like facts but are not the speaker's.
+
+Run once over the collected relations of a message, with the sentence each came from. A relation is held
+back (precision first: better no fact than a wrong one) when
+
+- its object belongs to someone else: the nearest owner above it in the parse is the listener or a third
+  person ("I love *your* ice cream", "seeing *you* work on cars", "people *who* are passionate about X"),
+  or it is what the speaker advises ("I'd recommend practising X");
+- its sentence is about the speaker's past life ("when we were 10 we were into X", "used to hike");
+- its subject is no name: a lower-case noun phrase or an everyday word that only opens the sentence
+  ("Music really helps with ...", "the store is going good");
+- its object is only a piece of a name or noun ("Lord" of "Lord of the Rings", "space" of "my yoga space") or
+  a generic noun ("dreams", "the rush of X");
+- it is work on a thing finished with an article, not "my" ("I finished this fantasy series": read, not made);
+- it is a taste for a name that only qualifies a common noun ("I love the Miami vibe"): the taste is for
+  the noun's thing;
+- it says the speaker uses a lower-case concept named with an article or a demonstrative ("follow the
+  necessary protocols", "check out a trail with a waterfall"): a thing met once, not a practice.
+
+The word classes live in ``extract/data/word_classes.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loregraph.extract.base import SPEAKER, ExtractedRelation
+from loregraph.extract.local.kinds import CONCEPT, DECIDED, PERSON, PREFERS, USES, WORKS_ON
+from loregraph.extract.local.state import Mention, Parse
+from loregraph.extract.local.words import (
+    ADVICE_VERBS,
+    DETERMINERS,
+    FINISH_VERBS,
+    GENERIC_NOUNS,
+    OTHER_OWNER_WORDS,
+    OWN_OWNER_WORDS,
+    PAST_LIFE_MARKERS,
+    common_word,
+)
+
+_OWNED_TYPES = frozenset({PREFERS, USES, WORKS_ON, DECIDED})  # what the speaker likes, uses, makes, chose
+_OWNER_DEPS = frozenset({"nsubj", "nsubjpass", "poss", "agent", "csubj"})
+
+
+def _root(st: Parse, m: Mention) -> Any:
+    """The token of a mention whose head lies outside it (its syntactic head)."""
+    doc = st.doc
+    for i in range(m.start, m.end):
+        h = doc[i].head.i
+        if h < m.start or h >= m.end or doc[i].head.i == i:
+            return doc[i]
+    return doc[m.end - 1]
+
+
+def someone_elses(st: Parse, m: Mention) -> bool:
+    """The nearest owner above ``m`` (a subject or possessor of it or of a word governing it) is not the
+    speaker, or ``m`` is governed by an advice verb."""
+    tok = _root(st, m)
+    seen = 0
+    while seen < 12:
+        seen += 1
+        if tok.lemma_.lower() in ADVICE_VERBS and tok.i != _root(st, m).i:
+            return True
+        for c in tok.children:
+            if c.dep_ in _OWNER_DEPS or (c.dep_ == "dobj" and c.lower_ in OWN_OWNER_WORDS and c.i != tok.i):
+                low = c.lower_
+                if low in OWN_OWNER_WORDS:
+                    return False
+                if low in OTHER_OWNER_WORDS:
+                    return True
+                if c.dep_ in ("nsubj", "nsubjpass", "poss"):
+                    # a named or nominal owner: the rules before decided about it, unless it is the listener's
+                    # or someone else's ("your students are doing well with dance")
+                    return any(g.dep_ == "poss" and g.lower_ in OTHER_OWNER_WORDS for g in c.children)
+        if tok.head.i == tok.i:
+            return False
+        tok = tok.head
+    return False
+
+
+def past_life(sentence: str) -> bool:
+    """The sentence speaks of the speaker's past life ("when I was 10", "as a kid", "used to")."""
+    low = " " + " ".join(sentence.lower().split()) + " "
+    return any(f" {mk} " in low for mk in PAST_LIFE_MARKERS)
+
+
+def no_name(st: Parse, m: Mention, sent: Any) -> bool:
+    """A subject mention that names nothing: a concept, or everyday words only, all lower case or capitalised
+    only because they open the sentence ("the store", "Music really helps", "Classic rock has had")."""
+    if m.type == CONCEPT:
+        return True  # an idea does nothing: "baking helps with stress" is no fact about baking
+    if m.source == "lexicon" or (m.type == PERSON and (m.ner == "PERSON" or m.existing_id or not st.notes.get("ner"))):
+        return False
+    words = [t for t in st.doc[m.start:m.end] if t.is_alpha]
+    if not words or not all(common_word(t.lower_) for t in words):
+        return False  # "brindle", "heparin drip checklist": a rare word is a name
+    if all(t.is_lower for t in words):
+        return True
+    opens = sent is not None and all(not t.is_alpha for t in st.doc[sent.start:words[0].i])
+    return bool(opens and all(t.is_lower for t in words[1:]))
+
+
+def met_once(st: Parse, m: Mention) -> bool:
+    """A lower-case concept with an article or a demonstrative ("a rad waterfall", "the necessary protocols")."""
+    if m.type != CONCEPT or any(ch.isupper() for ch in m.name):
+        return False
+    root = _root(st, m)
+    return any(c.dep_ in ("det", "predet") and c.lower_ in DETERMINERS for c in root.children)
+
+
+def fragment(st: Parse, m: Mention) -> bool:
+    """A mention that is only a piece of a longer name or noun: "Lord" of "Lord of the Rings", "CS" of "CS:GO",
+    "space" of "my yoga space", "gaming" of "the gaming industry", an adjective ("my Japanese mansion"), or a
+    generic noun ("dreams", "the rush of X") standing for what it qualifies."""
+    doc = st.doc
+    nxt = doc[m.end] if m.end < len(doc) else None
+    if nxt is not None and nxt.text in (":", "-", "/") and not nxt.whitespace_ and not doc[m.end - 1].whitespace_ \
+            and m.end + 1 < len(doc) and doc[m.end + 1].text[:1].isalnum():
+        return True  # "CS:GO", "Spider-Man"
+    if nxt is not None and nxt.lower_ == "of" and m.end + 1 < len(doc):
+        k = m.end + 1 + (doc[m.end + 1].lower_ in ("the", "a"))
+        if k < len(doc) and doc[k].text[:1].isupper() and m.name[:1].isupper():
+            return True  # "Lord of the Rings", "House of Blues"
+    k = m.start - 1 - (m.start > 0 and doc[m.start - 1].lower_ in ("the", "a"))
+    if k > 0 and doc[k].lower_ == "of" and doc[k - 1].text[:1].isupper() and m.name[:1].isupper():
+        return True  # "Rings" of "Lord of the Rings"
+    root = _root(st, m)
+    head = root.head
+    if root.dep_ == "amod" and head.pos_ == "NOUN" and not (m.start <= head.i < m.end):
+        return True  # "my Japanese mansion": an adjective, not a thing
+    if any(ch.isupper() for ch in m.name):
+        return False
+    if m.name.lower() in GENERIC_NOUNS:
+        return True
+    if root.dep_ == "compound" and head.pos_ == "NOUN" and not (m.start <= head.i < m.end):
+        return True  # "the gaming industry" is not gaming
+    if any(c.dep_ == "compound" and not (m.start <= c.i < m.end) for c in root.children):
+        return True  # "my yoga space" is not space
+    return bool(any(c.dep_ == "det" and c.lower_ == "the" for c in root.children)
+                and any(c.dep_ == "prep" and c.lower_ == "of" for c in root.children))  # "the rush of cars"
+
+
+def finished_someone_elses_work(st: Parse, m: Mention) -> bool:
+    """ "I just finished this amazing fantasy series": a work finished with an article or a demonstrative, not
+    "my"/"our", was read or watched, not made."""
+    root = _root(st, m)
+    if root.head.lemma_.lower() not in FINISH_VERBS or root.dep_ != "dobj":
+        return False
+    kids = {c.lower_ for c in root.children if c.dep_ in ("det", "poss")}
+    return bool(kids & DETERMINERS) and not kids & OWN_OWNER_WORDS
+
+
+def modifier_only(st: Parse, m: Mention) -> bool:
+    """A name used only to qualify a common noun ("the Miami vibe"): what is liked is the noun's thing."""
+    root = _root(st, m)
+    head = root.head
+    return bool(root.dep_ == "compound" and not (m.start <= head.i < m.end) and head.pos_ == "NOUN"
+                and head.is_lower and st.at[head.i] == -1)
+
+
+def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[Mention], sent: Any) -> bool:
+    """Whether the relation ``r`` of sentence ``sent`` is held back (``targets``/``sources``: its ends' mentions
+    in that sentence)."""
+    if r.type in _OWNED_TYPES:
+        if r.source == SPEAKER and targets and all(someone_elses(st, m) for m in targets):
+            return True
+        if r.type in (PREFERS, USES) and past_life(sent.text):
+            return True
+        if targets and all(fragment(st, m) for m in targets):
+            return True
+        if r.type == WORKS_ON and targets and all(finished_someone_elses_work(st, m) for m in targets):
+            return True
+        if r.type == USES and targets and all(met_once(st, m) for m in targets):
+            return True
+        if r.type == PREFERS and r.trace.startswith(("rules: verb class", "meaning")) and targets \
+                and all(modifier_only(st, m) for m in targets):
+            return True
+    return bool(r.source != SPEAKER and sources and all(no_name(st, m, sent) for m in sources))
+
+
+def gate(st: Parse, origin: dict[int, Any]) -> list[ExtractedRelation]:
+    """The relations of ``st.out`` that pass; ``origin`` maps ``id(relation)`` to its sentence span.
+    The count held back is noted (``notes["gated"]``), never the words."""
+    by_ref: dict[str, list[Mention]] = {}
+    for m in st.mentions:
+        if m.ref:
+            by_ref.setdefault(m.ref, []).append(m)
+    kept: list[ExtractedRelation] = []
+    for r in st.out.relations:
+        sent = origin.get(id(r))
+        if sent is not None:
+            targets = [m for m in by_ref.get(r.target, []) if sent.start <= m.start < sent.end] \
+                or by_ref.get(r.target, [])  # "it"/"that" for a thing named in an earlier sentence
+            sources = [m for m in by_ref.get(r.source, []) if sent.start <= m.start < sent.end] \
+                or by_ref.get(r.source, [])  # "it" for a thing named in an earlier sentence
+            if held(st, r, targets, sources, sent):
+                continue
+        kept.append(r)
+    if len(kept) < len(st.out.relations):
+        st.notes["gated"] = len(st.out.relations) - len(kept)
+    return kept
