@@ -8,23 +8,31 @@ fused BM25 + vector score:
   conversation (the turns a message answers or is answered by);
 - session: ``SESSION_WEIGHT`` x the strength of its conversation, the mean of the conversation's top
   ``SESSION_TOP`` scores, relative to the strongest conversation (a session-level unit);
+- answer: ``ANSWER_WEIGHT`` x the fused score of the turn right before it when that turn asks a question
+  (ends with "?") and is among the best ``ANSWER_POOL`` candidates: a reply answers what was asked. Not for
+  when-questions, whose answer is lifted by the time it tells (below);
 - date: ``DATE_BOOST`` when the question names a day or month (``search.dates``) and the message was said in
   that window;
 - time answer: ``TIME_ANSWER_BOOST`` when the question asks when ("When did...", "How long...", "What year...")
   and one of the best ``TIME_ANSWER_POOL`` candidates tells a time ("yesterday", "last week", "3 years ago"):
   the turn that answers a when-question says when (``lift_time_answers``).
 
-Weights tuned on LoCoMo conversations 0-4 (paper recall@10 0.745 -> 0.773, @5 0.614 -> 0.667), confirmed on 5-9
-(@10 0.696 -> 0.750, @5 0.588 -> 0.629), see docs/retrieval.md. Messages without a conversation id get the date
-and time-answer terms only.
+Weights tuned on LoCoMo conversations 0-4 (paper recall@10 0.745 -> 0.773 -> 0.790 with the answer term and
+the wider time words, @5 0.614 -> 0.667 -> 0.690), confirmed on 5-9 (@10 0.696 -> 0.750 -> 0.759, @5 0.588 ->
+0.629 -> 0.639), see docs/retrieval.md. Messages without a conversation id get the date and time-answer terms
+only. ``rank_turns`` runs the whole stage over a store.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+
+from loregraph.graph.types import Episode
+from loregraph.search.dates import Window, named_window
+from loregraph.store.base import Store
 
 CONTEXT_WEIGHT = 0.2
 SESSION_WEIGHT = 0.4
@@ -32,13 +40,21 @@ SESSION_TOP = 3
 DATE_BOOST = 0.4
 TIME_ANSWER_BOOST = 0.2  # LoCoMo 0-4: temporal recall@5 0.768 -> 0.812 (5-9: 0.555 -> 0.618), recall@10 the same
 TIME_ANSWER_POOL = 20
+# LoCoMo 0-4: recall@10 0.775 -> 0.790, @5 0.669 -> 0.690 (5-9: 0.751 -> 0.759, 0.630 -> 0.639); 0.6 no better,
+# any question before a candidate (not only the turn right before it) 0.784; when-questions: temporal @5 -0.02
+ANSWER_WEIGHT = 0.4
+ANSWER_POOL = 30
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _TELLS_TIME = re.compile(
     r"\b(yesterday|tomorrow|tonight|today|recently|ago|since|"
     rf"last (week|night|month|year|weekend|time|summer|winter|spring|fall|{_DAYS})|"
     r"next (week|month|year|weekend|summer)|this (morning|week|weekend|month|year|summer)|"
     r"just (got|finished|started)|(days|weeks|months|years) back|"
-    rf"on ({_DAYS}))\b", re.I)
+    rf"on ({_DAYS})|"
+    # a date or a span: "in 2013", "in June", "for 4 years", "a few weeks"; LoCoMo 0-4 recall@10 +0.002
+    r"(19|20)\d\d|january|february|march|april|june|july|august|september|october|november|december|"
+    r"\d+ (days?|weeks?|months?|years?)|(a|one|two|three|four|five|six|few|couple of) (days?|weeks?|months?|years?)|"
+    r"weekend|when i was)\b", re.I)
 _ASKS_WHEN = re.compile(r"^\s*(when|what (year|month|date|day|time))\b|\bhow long\b|\bwhich (year|month)\b", re.I)
 
 
@@ -59,10 +75,16 @@ def lift_time_answers(scored: list[tuple[str, float]], texts: Mapping[str, str])
     return sorted(head, key=lambda kv: -kv[1]) + scored[TIME_ANSWER_POOL:]
 
 
+def asks(text: str) -> bool:
+    """A message that asks something: it ends with a question mark."""
+    return text.rstrip().endswith("?")
+
+
 def rescore_turns(ranked: list[tuple[str, float]], places: Mapping[str, tuple[str | None, datetime]],
-                  window: tuple[datetime, datetime] | None) -> list[tuple[str, float]]:
-    """``ranked`` (episode id, fused score) rescored with context, session and date terms; best first.
-    ``places``: each candidate's conversation id and ``valid_at``; ids missing from it (filtered out) are dropped."""
+                  window: Window | None, answers: Mapping[str, str] | None = None) -> list[tuple[str, float]]:
+    """``ranked`` (episode id, fused score) rescored with context, answer, session and date terms; best first.
+    ``places``: each candidate's conversation id and ``valid_at``; ids missing from it (filtered out) are dropped.
+    ``answers``: candidate id -> the id of the question turn right before it (``answers_of``)."""
     base = {i: s for i, s in ranked if i in places}
     by_conversation: dict[str, list[str]] = defaultdict(list)
     for i in base:
@@ -76,6 +98,8 @@ def rescore_turns(ranked: list[tuple[str, float]], places: Mapping[str, tuple[st
         for n, i in enumerate(ids):
             around = [base[ids[j]] for j in (n - 1, n + 1) if 0 <= j < len(ids)]
             score[i] = base[i] + CONTEXT_WEIGHT * max(around, default=0.0)
+            if answers and (question := answers.get(i)) in base:
+                score[i] += ANSWER_WEIGHT * base[question]
         top = sorted((score[i] for i in ids), reverse=True)[:SESSION_TOP]
         strength[conv] = sum(top) / SESSION_TOP
     strongest = max(strength.values(), default=0.0) or 1.0
@@ -83,8 +107,39 @@ def rescore_turns(ranked: list[tuple[str, float]], places: Mapping[str, tuple[st
         for i in ids:
             score[i] += SESSION_WEIGHT * strength[conv] / strongest
     if window is not None:
-        start, end = window
         for i in score:
-            if start <= places[i][1] < end:
+            if places[i][1] in window:
                 score[i] += DATE_BOOST
     return sorted(score.items(), key=lambda kv: -kv[1])
+
+
+def answers_of(store: Store, questions: Sequence[Episode], places: Mapping[str, tuple[str | None, datetime]]
+               ) -> dict[str, str]:
+    """The candidates (ids in ``places``) that come right after a turn of ``questions`` that ``asks``, in the same
+    conversation: answer id -> question id. One adjacency read per asking turn."""
+    out: dict[str, str] = {}
+    for q in questions:
+        if q.conversation_id is None or not asks(q.content):
+            continue
+        after = [e for e in store.adjacent_episodes(q.group_id, q.id, 1) if e.valid_at > q.valid_at]
+        if after and after[0].id in places:
+            out.setdefault(after[0].id, q.id)
+    return out
+
+
+def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
+               places: Mapping[str, tuple[str | None, datetime]], limit: int,
+               load: Callable[[list[str]], dict[str, Episode]]) -> tuple[list[tuple[str, float]], dict[str, Episode]]:
+    """The episode stage with turn context: ``ranked`` (fused BM25 + vector, best first) rescored (answer,
+    context, session, date and time-answer terms), and the loaded episodes of at least the best ``limit``.
+    ``places``: the candidates that passed the filters; ``load``: ids -> episodes of the searched groups."""
+    when = asks_when(query)
+    eps = {} if when else load([i for i, _ in ranked if i in places][:ANSWER_POOL])
+    answers = {} if when else answers_of(store, list(eps.values()), places)
+    chosen = rescore_turns(ranked, places, named_window(query), answers)
+    missing = [i for i, _ in chosen[:max(limit, TIME_ANSWER_POOL)] if i not in eps]
+    if missing:
+        eps.update(load(missing))
+    if when:  # the turn answering a when-question says when
+        chosen = lift_time_answers(chosen, {i: e.content for i, e in eps.items()})
+    return chosen, eps
