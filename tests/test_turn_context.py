@@ -13,11 +13,13 @@ from loregraph.search.turns import (
     ANSWER_WEIGHT,
     CONTEXT_WEIGHT,
     DATE_BOOST,
+    QUESTION_PENALTY,
     SESSION_WEIGHT,
     TIME_ANSWER_BOOST,
     TIME_ANSWER_POOL,
     asks_when,
     lift_time_answers,
+    lower_questions,
     rescore_turns,
     tells_time,
 )
@@ -102,6 +104,14 @@ def test_a_reply_is_lifted_by_the_question_right_before_it():
     assert plain["reply"] == pytest.approx(plain["after"])
     assert got["reply"] == pytest.approx(plain["reply"] + ANSWER_WEIGHT * 1.0)  # its session stays the strongest
     assert got["reply"] > got["after"] and got["after"] < plain["after"]  # s2 is now weaker than s1
+
+
+def test_turns_that_ask_are_lowered_among_the_best():
+    texts = {"ask": "What is your favourite game?  ", "tell": "Xenoblade, for sure.", "far": "Do you play?"}
+    scored = [("ask", 0.9), ("tell", 0.8)] + [(f"x{n}", 0.5) for n in range(TIME_ANSWER_POOL - 2)] + [("far", 0.4)]
+    lowered = lower_questions(scored, texts)
+    assert lowered[0] == ("tell", 0.8) and lowered[1] == ("ask", pytest.approx(0.9 - QUESTION_PENALTY))
+    assert lowered[-1] == ("far", 0.4) and len(lowered) == len(scored)  # beyond the pool: not looked at
 
 
 def test_a_turn_said_in_the_named_window_is_lifted():

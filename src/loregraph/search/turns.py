@@ -15,7 +15,9 @@ fused BM25 + vector score:
   that window;
 - time answer: ``TIME_ANSWER_BOOST`` when the question asks when ("When did...", "How long...", "What year...")
   and one of the best ``TIME_ANSWER_POOL`` candidates tells a time ("yesterday", "last week", "3 years ago"):
-  the turn that answers a when-question says when (``lift_time_answers``).
+  the turn that answers a when-question says when (``lift_time_answers``);
+- question: minus ``QUESTION_PENALTY`` for a turn that asks, among the best ``TIME_ANSWER_POOL``, when the
+  question does not ask when (``lower_questions``).
 
 Weights tuned on LoCoMo conversations 0-4 (paper recall@10 0.745 -> 0.773 -> 0.790 with the answer term and
 the wider time words, @5 0.614 -> 0.667 -> 0.690), confirmed on 5-9 (@10 0.696 -> 0.750 -> 0.759, @5 0.588 ->
@@ -44,6 +46,9 @@ TIME_ANSWER_POOL = 20
 # any question before a candidate (not only the turn right before it) 0.784; when-questions: temporal @5 -0.02
 ANSWER_WEIGHT = 0.4
 ANSWER_POOL = 30
+# LoCoMo 0-4: recall@10 0.790 -> 0.798, @5 0.690 -> 0.693 (5-9: 0.759 -> 0.762, 0.639 -> 0.650); 0.15 / 0.25:
+# 0.795 / 0.799; when-questions: @5 -0.001
+QUESTION_PENALTY = 0.2
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _TELLS_TIME = re.compile(
     r"\b(yesterday|tomorrow|tonight|today|recently|ago|since|"
@@ -68,11 +73,25 @@ def tells_time(text: str) -> bool:
     return bool(_TELLS_TIME.search(text))
 
 
+def _shift_head(scored: list[tuple[str, float]], texts: Mapping[str, str], which: Callable[[str], bool],
+                delta: float) -> list[tuple[str, float]]:
+    """``scored`` (best first) with ``delta`` added to those of the first ``TIME_ANSWER_POOL`` whose text is
+    ``which``, sorted again; the rest as it was."""
+    head = [(i, s + delta if which(texts.get(i, "")) else s) for i, s in scored[:TIME_ANSWER_POOL]]
+    return sorted(head, key=lambda kv: -kv[1]) + scored[TIME_ANSWER_POOL:]
+
+
 def lift_time_answers(scored: list[tuple[str, float]], texts: Mapping[str, str]) -> list[tuple[str, float]]:
     """``scored`` (best first) with ``TIME_ANSWER_BOOST`` added to each candidate whose text tells a time, among
     the first ``TIME_ANSWER_POOL``; for a question that ``asks_when``."""
-    head = [(i, s + TIME_ANSWER_BOOST if tells_time(texts.get(i, "")) else s) for i, s in scored[:TIME_ANSWER_POOL]]
-    return sorted(head, key=lambda kv: -kv[1]) + scored[TIME_ANSWER_POOL:]
+    return _shift_head(scored, texts, tells_time, TIME_ANSWER_BOOST)
+
+
+def lower_questions(scored: list[tuple[str, float]], texts: Mapping[str, str]) -> list[tuple[str, float]]:
+    """``scored`` (best first) with ``QUESTION_PENALTY`` taken from each candidate that ``asks``, among the first
+    ``TIME_ANSWER_POOL``: a turn that asks holds no answer (its reply is lifted by the answer term, and the best
+    turn's neighbours still come with it)."""
+    return _shift_head(scored, texts, asks, -QUESTION_PENALTY)
 
 
 def asks(text: str) -> bool:
@@ -140,6 +159,7 @@ def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
     missing = [i for i, _ in chosen[:max(limit, TIME_ANSWER_POOL)] if i not in eps]
     if missing:
         eps.update(load(missing))
-    if when:  # the turn answering a when-question says when
-        chosen = lift_time_answers(chosen, {i: e.content for i, e in eps.items()})
+    texts = {i: e.content for i, e in eps.items()}
+    # the turn answering a when-question says when; the answer to another question is no question
+    chosen = lift_time_answers(chosen, texts) if when else lower_questions(chosen, texts)
     return chosen, eps
