@@ -17,7 +17,9 @@ from loregraph.search.turns import (
     SESSION_WEIGHT,
     TIME_ANSWER_BOOST,
     TIME_ANSWER_POOL,
+    asks,
     asks_when,
+    holds_question,
     lift_time_answers,
     lower_questions,
     rescore_turns,
@@ -107,6 +109,9 @@ def test_a_reply_is_lifted_by_the_question_right_before_it():
 
 
 def test_turns_that_ask_are_lowered_among_the_best():
+    # a question anywhere lifts the reply (answer term); only a turn that ends asking is lowered
+    assert holds_question("Are they yours? They're so graceful!") and not asks("Are they yours? They're so graceful!")
+    assert asks("What is it? ") and not holds_question("I love it.")
     texts = {"ask": "What is your favourite game?  ", "tell": "Xenoblade, for sure.", "far": "Do you play?"}
     scored = [("ask", 0.9), ("tell", 0.8)] + [(f"x{n}", 0.5) for n in range(TIME_ANSWER_POOL - 2)] + [("far", 0.4)]
     lowered = lower_questions(scored, texts)
