@@ -1,7 +1,7 @@
 """Rescoring of candidate messages (episodes) with their conversation around them and the date a question names.
 
 A message alone is a weak unit: an answer ("I've had them for 3 years!") carries little of the question it
-answers, and the news of a conversation spreads over several turns. Three terms are added to a candidate's
+answers, and the news of a conversation spreads over several turns. These terms are added to a candidate's
 fused BM25 + vector score:
 
 - context: ``CONTEXT_WEIGHT`` x the best score of the closest candidates before and after it in the same
@@ -19,10 +19,10 @@ fused BM25 + vector score:
 - question: minus ``QUESTION_PENALTY`` for a turn that asks, among the best ``TIME_ANSWER_POOL``, when the
   question does not ask when (``lower_questions``).
 
-Weights tuned on LoCoMo conversations 0-4 (paper recall@10 0.745 -> 0.773 -> 0.790 with the answer term and
-the wider time words, @5 0.614 -> 0.667 -> 0.690), confirmed on 5-9 (@10 0.696 -> 0.750 -> 0.759, @5 0.588 ->
-0.629 -> 0.639), see docs/retrieval.md. Messages without a conversation id get the date and time-answer terms
-only. ``rank_turns`` runs the whole stage over a store.
+Weights tuned on LoCoMo conversations 0-4 (paper recall@10 0.745 -> 0.773 -> 0.804 with the answer and
+question terms and the wider time words, @5 0.614 -> 0.667 -> 0.694), confirmed on 5-9 (@10 0.696 -> 0.750 ->
+0.765, @5 0.588 -> 0.629 -> 0.648), see docs/retrieval.md. Messages without a conversation id get the date,
+time-answer and question terms only. ``rank_turns`` runs the whole stage over a store.
 """
 
 from __future__ import annotations
