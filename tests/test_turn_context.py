@@ -8,15 +8,20 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from loregraph.memory import Memory, Message
-from loregraph.search.dates import FOLLOWING_DAYS, named_window
+from loregraph.search.dates import FOLLOWING_DAYS, Window, named_window
 from loregraph.search.turns import (
+    ANSWER_WEIGHT,
     CONTEXT_WEIGHT,
     DATE_BOOST,
+    QUESTION_PENALTY,
     SESSION_WEIGHT,
     TIME_ANSWER_BOOST,
     TIME_ANSWER_POOL,
+    asks,
     asks_when,
+    holds_question,
     lift_time_answers,
+    lower_questions,
     rescore_turns,
     tells_time,
 )
@@ -31,11 +36,40 @@ def day(y: int, m: int, d: int) -> datetime:
 def test_named_days_and_months_become_windows_that_run_a_week_on():
     week = timedelta(days=FOLLOWING_DAYS)
     assert named_window("What did Audrey eat for dinner on October 24, 2023?") == \
-        (day(2023, 10, 24), day(2023, 10, 25) + week)
+        Window(day(2023, 10, 24), day(2023, 10, 25) + week)
     assert named_window("Which activity was James pursuing on 16 March 2022?") == \
-        (day(2022, 3, 16), day(2022, 3, 17) + week)
-    assert named_window("Did Andrew have a pet dog during March 2023?") == (day(2023, 3, 1), day(2023, 4, 1) + week)
-    assert named_window("Where did they travel in Dec, 2023?") == (day(2023, 12, 1), day(2024, 1, 1) + week)
+        Window(day(2022, 3, 16), day(2022, 3, 17) + week)
+    assert named_window("Did Andrew have a pet dog during March 2023?") == \
+        Window(day(2023, 3, 1), day(2023, 4, 1) + week)
+    assert named_window("Where did they travel in Dec, 2023?") == Window(day(2023, 12, 1), day(2024, 1, 1) + week)
+    assert named_window("Where was the picture John shared on December 1,2023 taken?") == \
+        Window(day(2023, 12, 1), day(2023, 12, 2) + week)
+
+
+def test_a_period_placed_against_a_date_is_told_of_on_that_date():
+    """ "The week before August 3" is told of on August 3 ("last week I..."), "the Saturday after" as a plan."""
+    week = timedelta(days=FOLLOWING_DAYS)
+    assert named_window("What did John do the week before August 3, 2023 with his kids?") == \
+        Window(day(2023, 8, 3), day(2023, 8, 4) + week)
+    assert named_window("What did Audrey do over the weekend before 4th October, 2023?") == \
+        Window(day(2023, 10, 4), day(2023, 10, 5) + week)
+    assert named_window("What did they plan for the Saturday after October 28, 2023?") == \
+        Window(day(2023, 10, 28), day(2023, 10, 29) + week)
+    assert named_window("What was Jolene working on in the week as of 1 February, 2023?") is None  # a bound
+
+
+def test_a_month_named_without_its_year_matches_it_in_any_year():
+    june = named_window("When did Melanie go camping in June?")
+    assert june == Window(month=6)
+    assert day(2023, 6, 27) in june and day(2021, 6, 1) in june and day(2023, 7, 5) in june  # and the week after
+    assert day(2023, 7, 9) not in june and day(2023, 5, 31) not in june
+    assert named_window("When did Melanie go camping in June 2023?") == \
+        Window(day(2023, 6, 1), day(2023, 7, 1) + week())
+    assert named_window("What did she do in June, after the move?") is None  # a bound
+
+
+def week() -> timedelta:
+    return timedelta(days=FOLLOWING_DAYS)
 
 
 @pytest.mark.parametrize("text", ["How many pets did Andrew have, as of September 2023?",  # a bound, not a window
@@ -59,6 +93,30 @@ def test_a_turn_is_lifted_by_its_neighbours_and_its_session():
     # filtered-out candidates (no place) are dropped; a turn without a conversation keeps its own score
     alone = rescore_turns([("x", 0.5), ("gone", 0.9)], {"x": (None, T0)}, None)
     assert alone == [("x", 0.5)]
+
+
+def test_a_reply_is_lifted_by_the_question_right_before_it():
+    """ "What's your favourite game?" matches the question; the reply naming the game shares no word with it. The
+    turn right after an asking turn gets ANSWER_WEIGHT x the question's score; a turn after a statement does not."""
+    places = {"ask": ("s1", T0), "reply": ("s1", T0 + timedelta(seconds=1)),
+              "said": ("s2", T0 + timedelta(days=3)), "after": ("s2", T0 + timedelta(days=3, seconds=1))}
+    ranked = [("ask", 1.0), ("said", 1.0), ("after", 0.2), ("reply", 0.2)]
+    plain = dict(rescore_turns(ranked, places, None))
+    got = dict(rescore_turns(ranked, places, None, {"reply": "ask"}))
+    assert plain["reply"] == pytest.approx(plain["after"])
+    assert got["reply"] == pytest.approx(plain["reply"] + ANSWER_WEIGHT * 1.0)  # its session stays the strongest
+    assert got["reply"] > got["after"] and got["after"] < plain["after"]  # s2 is now weaker than s1
+
+
+def test_turns_that_ask_are_lowered_among_the_best():
+    # a question anywhere lifts the reply (answer term); only a turn that ends asking is lowered
+    assert holds_question("Are they yours? They're so graceful!") and not asks("Are they yours? They're so graceful!")
+    assert asks("What is it? ") and not holds_question("I love it.")
+    texts = {"ask": "What is your favourite game?  ", "tell": "Xenoblade, for sure.", "far": "Do you play?"}
+    scored = [("ask", 0.9), ("tell", 0.8)] + [(f"x{n}", 0.5) for n in range(TIME_ANSWER_POOL - 2)] + [("far", 0.4)]
+    lowered = lower_questions(scored, texts)
+    assert lowered[0] == ("tell", 0.8) and lowered[1] == ("ask", pytest.approx(0.9 - QUESTION_PENALTY))
+    assert lowered[-1] == ("far", 0.4) and len(lowered) == len(scored)  # beyond the pool: not looked at
 
 
 def test_a_turn_said_in_the_named_window_is_lifted():
@@ -104,3 +162,29 @@ async def test_search_finds_the_turn_of_the_named_day_and_can_turn_it_off(backen
         assert "Bowling again" in alone.episodes[0].episode.content
         # the group scope holds: another group sees none of it
         assert (await m.search(question, "other", limit=4, include=["episodes"])).episodes == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_search_finds_the_reply_to_the_question_it_matches(backend, request, tmp_path, monkeypatch):
+    """The question a user asks matches an earlier question in the conversation; its reply, which names the game
+    and nothing of the question, is found among the first two (without the answer term it falls behind turns that
+    share the question's words)."""
+    db_url = request.getfixturevalue("pg_db") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+    async with await Memory.open(db_url) as m:
+        chat = [("s1", ["Do you play any video games at all?", "Sometimes, video games on weekends.",
+                        "Which video game do you like best?", "Xenoblade Chronicles, no contest!",
+                        "Cool, I will look it up."]),
+                ("s2", ["I bought a new video game console, video games all week.", "Any good video game deals?",
+                        "No deals, but the video game shop was busy.", "Games shops always are."])]
+        for day_n, (conv, texts) in enumerate(chat):
+            for n, text in enumerate(texts):
+                await m.add_messages("g1", [Message(content=text, role_type="user", role=["Nate", "Joanna"][n % 2],
+                                                    timestamp=T0 + timedelta(days=day_n, seconds=n))],
+                                     conversation_id=conv)
+        question = "Which video game does Joanna like best?"
+        found = await m.search(question, "g1", limit=3, include=["episodes"])
+        assert "Xenoblade" in " ".join(e.episode.content for e in found.episodes[:2])
+        monkeypatch.setattr("loregraph.search.turns.ANSWER_WEIGHT", 0.0)
+        without = await m.search(question, "g1", limit=3, include=["episodes"])
+        assert "Xenoblade" not in " ".join(e.episode.content for e in without.episodes[:2])
+        assert (await m.search(question, "other", limit=3, include=["episodes"])).episodes == []

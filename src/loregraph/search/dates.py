@@ -1,25 +1,54 @@
-"""Dates a question names ("on October 24, 2023", "in March 2023", "3 May 2022"), as a time window over messages.
+"""Times a question names ("on October 24, 2023", "in March 2023", "the week before 3 May 2022", "in June"), as a
+window over the times messages were said.
 
 A question about a day or a month is answered by what was said then or shortly after ("yesterday I went
 bowling" is said the next day), so the window runs from the start of the named day or month to
-``FOLLOWING_DAYS`` days after its end. Questions that name a date as a bound ("as of", "before", "after",
-"since") ask about everything up to or from it and get no window.
+``FOLLOWING_DAYS`` days after its end. A period placed against a date ("the week before August 3, 2023",
+"the Saturday after October 28, 2023") is told of on that date ("last week I...", "this Saturday we..."): the
+window is that day's. A month without its year ("in June") matches that month of any year. Questions that
+name a date as a bound ("as of", "before", "after", "since") ask about everything up to or from it and get no
+window.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 FOLLOWING_DAYS = 7  # LoCoMo conversations 0-4: evidence of a dated question is said within a week of the date
 _MONTH = ("(" + "|".join(m for m in calendar.month_name[1:]) + "|"
           + "|".join(m for m in calendar.month_abbr[1:]) + r")\.?")
-_MONTH_DAY_YEAR = re.compile(r"\b" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I)
-_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r",?\s+(\d{4})\b", re.I)
+_MDY = _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4})\b"  # "October 24, 2023", "December 1,2023"
+_DMY = r"(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r",?\s*(\d{4})\b"  # "16 March 2022", "4th October, 2023"
+_MONTH_DAY_YEAR = re.compile(r"\b" + _MDY, re.I)
+_DAY_MONTH_YEAR = re.compile(r"\b" + _DMY, re.I)
 _MONTH_YEAR = re.compile(r"\b" + _MONTH + r",?\s+(\d{4})\b", re.I)
+_DAYS = "|".join(calendar.day_name)
+# a period placed against a date: "the week before August 3, 2023", "the Monday before 24 July, 2023"
+_PERIOD_AGAINST = re.compile(rf"\b(?:days?|weeks?|weekend|months?|night|morning|{_DAYS})\s+(?:before|after)\s+"
+                             rf"(?:{_MDY}|{_DMY})", re.I)
+# "in June", not "in June 2023" nor "in June, 2023"
+_MONTH_ALONE = re.compile(r"\bin\s+(" + "|".join(calendar.month_name[1:]) + r")\b(?!\.?,?\s*\d)", re.I)
 _BOUND = re.compile(r"\b(as of|before|after|since)\b", re.I)
+_AS_OF = re.compile(r"\b(as of|since)\b", re.I)
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+
+
+@dataclass(frozen=True)
+class Window:
+    """The times a question names: [``start``, ``end``), or, with ``month`` alone, that month of any year and the
+    ``FOLLOWING_DAYS`` days after it."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    month: int | None = None
+
+    def __contains__(self, at: datetime) -> bool:
+        if self.month is not None:
+            return self.month in (at.month, (at - timedelta(days=FOLLOWING_DAYS)).month)
+        return self.start is not None and self.end is not None and self.start <= at < self.end
 
 
 def _month(name: str) -> int:
@@ -33,23 +62,27 @@ def _day(year: int, month: int, day: int) -> datetime | None:
         return None
 
 
-def named_window(text: str) -> tuple[datetime, datetime] | None:
-    """The window [start, end) of the first day or month ``text`` names, widened by ``FOLLOWING_DAYS``;
-    None when it names none or names a date as a bound."""
+def _the_day(start: datetime | None) -> Window | None:
+    return Window(start, start + timedelta(days=1 + FOLLOWING_DAYS)) if start else None
+
+
+def named_window(text: str) -> Window | None:
+    """The window of the first day or month ``text`` names (widened by ``FOLLOWING_DAYS``), of the date a period
+    is placed against, or of a month named without its year; None when it names none or names a date as a bound."""
+    if (m := _PERIOD_AGAINST.search(text)) and not _AS_OF.search(text):
+        if m[1]:
+            return _the_day(_day(int(m[3]), _month(m[1]), int(m[2])))
+        return _the_day(_day(int(m[6]), _month(m[5]), int(m[4])))
     if _BOUND.search(text):
         return None
-    start: datetime | None = None
-    end: datetime | None = None
     if m := _MONTH_DAY_YEAR.search(text):
-        start = _day(int(m[3]), _month(m[1]), int(m[2]))
-        end = start + timedelta(days=1) if start else None
-    elif m := _DAY_MONTH_YEAR.search(text):
-        start = _day(int(m[3]), _month(m[2]), int(m[1]))
-        end = start + timedelta(days=1) if start else None
-    elif m := _MONTH_YEAR.search(text):
+        return _the_day(_day(int(m[3]), _month(m[1]), int(m[2])))
+    if m := _DAY_MONTH_YEAR.search(text):
+        return _the_day(_day(int(m[3]), _month(m[2]), int(m[1])))
+    if m := _MONTH_YEAR.search(text):
         year, month = int(m[2]), _month(m[1])
-        start = datetime(year, month, 1, tzinfo=UTC)
         end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
-    if start is None or end is None:
-        return None
-    return start, end + timedelta(days=FOLLOWING_DAYS)
+        return Window(datetime(year, month, 1, tzinfo=UTC), end + timedelta(days=FOLLOWING_DAYS))
+    if m := _MONTH_ALONE.search(text):
+        return Window(month=_month(m[1]))
+    return None

@@ -17,9 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from loregraph.graph.types import Community, Entity, Episode, Fact, as_utc, validate_group_id
 from loregraph.models.embedder import Embedder
-from loregraph.search.dates import named_window
 from loregraph.search.graph import GraphQuery, route
-from loregraph.search.turns import TIME_ANSWER_POOL, asks_when, lift_time_answers, rescore_turns
+from loregraph.search.turns import rank_turns
 from loregraph.store.base import Hit, Store, TimeFilter
 
 SearchPart = Literal["facts", "entities", "episodes", "communities"]
@@ -362,10 +361,8 @@ class HybridSearch:
                 for g in groups:
                     places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
                 places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
-                chosen = rescore_turns(ep_ranked, places, named_window(req.query))
-                eps = self._load_episodes(groups, [i for i, _ in chosen[:max(req.limit, TIME_ANSWER_POOL)]])
-                if asks_when(req.query):  # the turn answering a when-question says when
-                    chosen = lift_time_answers(chosen, {i: e.content for i, e in eps.items()})
+                chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit,
+                                         lambda ids: self._load_episodes(groups, ids))
                 out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
             step = max(req.limit, 10)
             for start in range(0, len(ep_ranked) if not req.turn_context else 0, step):

@@ -1,30 +1,40 @@
 """Rescoring of candidate messages (episodes) with their conversation around them and the date a question names.
 
 A message alone is a weak unit: an answer ("I've had them for 3 years!") carries little of the question it
-answers, and the news of a conversation spreads over several turns. Three terms are added to a candidate's
+answers, and the news of a conversation spreads over several turns. These terms are added to a candidate's
 fused BM25 + vector score:
 
 - context: ``CONTEXT_WEIGHT`` x the best score of the closest candidates before and after it in the same
   conversation (the turns a message answers or is answered by);
 - session: ``SESSION_WEIGHT`` x the strength of its conversation, the mean of the conversation's top
   ``SESSION_TOP`` scores, relative to the strongest conversation (a session-level unit);
+- answer: ``ANSWER_WEIGHT`` x the fused score of the turn right before it when that turn holds a question
+  (a "?") and is among the best ``ANSWER_POOL`` candidates: a reply answers what was asked. Not for
+  when-questions, whose answer is lifted by the time it tells (below);
 - date: ``DATE_BOOST`` when the question names a day or month (``search.dates``) and the message was said in
   that window;
 - time answer: ``TIME_ANSWER_BOOST`` when the question asks when ("When did...", "How long...", "What year...")
   and one of the best ``TIME_ANSWER_POOL`` candidates tells a time ("yesterday", "last week", "3 years ago"):
-  the turn that answers a when-question says when (``lift_time_answers``).
+  the turn that answers a when-question says when (``lift_time_answers``);
+- question: minus ``QUESTION_PENALTY`` for a turn that asks, among the best ``TIME_ANSWER_POOL``, when the
+  question does not ask when (``lower_questions``).
 
-Weights tuned on LoCoMo conversations 0-4 (paper recall@10 0.745 -> 0.773, @5 0.614 -> 0.667), confirmed on 5-9
-(@10 0.696 -> 0.750, @5 0.588 -> 0.629), see docs/retrieval.md. Messages without a conversation id get the date
-and time-answer terms only.
+Weights tuned on LoCoMo conversations 0-4 (paper recall@10 0.745 -> 0.773 -> 0.804 with the answer and
+question terms and the wider time words, @5 0.614 -> 0.667 -> 0.694), confirmed on 5-9 (@10 0.696 -> 0.750 ->
+0.765, @5 0.588 -> 0.629 -> 0.648), see docs/retrieval.md. Messages without a conversation id get the date,
+time-answer and question terms only. ``rank_turns`` runs the whole stage over a store.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+
+from loregraph.graph.types import Episode
+from loregraph.search.dates import Window, named_window
+from loregraph.store.base import Store
 
 CONTEXT_WEIGHT = 0.2
 SESSION_WEIGHT = 0.4
@@ -32,13 +42,26 @@ SESSION_TOP = 3
 DATE_BOOST = 0.4
 TIME_ANSWER_BOOST = 0.2  # LoCoMo 0-4: temporal recall@5 0.768 -> 0.812 (5-9: 0.555 -> 0.618), recall@10 the same
 TIME_ANSWER_POOL = 20
+# LoCoMo 0-4: recall@10 0.775 -> 0.790, @5 0.669 -> 0.690 (5-9: 0.751 -> 0.759, 0.630 -> 0.639); 0.6 no better,
+# any question before a candidate (not only the turn right before it) 0.784; when-questions: temporal @5 -0.02
+ANSWER_WEIGHT = 0.4
+ANSWER_POOL = 30
+# a "?" anywhere ("Are they yours? They're so graceful!") rather than at the end: LoCoMo 0-4 recall@10 0.798 -> 0.804,
+# @5 0.693 -> 0.694 (5-9: 0.762 -> 0.765, 0.650 -> 0.648); about 10 adjacency reads a search instead of 8
+# LoCoMo 0-4: recall@10 0.790 -> 0.798, @5 0.690 -> 0.693 (5-9: 0.759 -> 0.762, 0.639 -> 0.650); 0.15 / 0.25:
+# 0.795 / 0.799; when-questions: @5 -0.001
+QUESTION_PENALTY = 0.2
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _TELLS_TIME = re.compile(
     r"\b(yesterday|tomorrow|tonight|today|recently|ago|since|"
     rf"last (week|night|month|year|weekend|time|summer|winter|spring|fall|{_DAYS})|"
     r"next (week|month|year|weekend|summer)|this (morning|week|weekend|month|year|summer)|"
     r"just (got|finished|started)|(days|weeks|months|years) back|"
-    rf"on ({_DAYS}))\b", re.I)
+    rf"on ({_DAYS})|"
+    # a date or a span: "in 2013", "in June", "for 4 years", "a few weeks"; LoCoMo 0-4 recall@10 +0.002
+    r"(19|20)\d\d|january|february|march|april|june|july|august|september|october|november|december|"
+    r"\d+ (days?|weeks?|months?|years?)|(a|one|two|three|four|five|six|few|couple of) (days?|weeks?|months?|years?)|"
+    r"weekend|when i was)\b", re.I)
 _ASKS_WHEN = re.compile(r"^\s*(when|what (year|month|date|day|time))\b|\bhow long\b|\bwhich (year|month)\b", re.I)
 
 
@@ -52,17 +75,42 @@ def tells_time(text: str) -> bool:
     return bool(_TELLS_TIME.search(text))
 
 
-def lift_time_answers(scored: list[tuple[str, float]], texts: Mapping[str, str]) -> list[tuple[str, float]]:
-    """``scored`` (best first) with ``TIME_ANSWER_BOOST`` added to each candidate whose text tells a time, among
-    the first ``TIME_ANSWER_POOL``; for a question that ``asks_when``."""
-    head = [(i, s + TIME_ANSWER_BOOST if tells_time(texts.get(i, "")) else s) for i, s in scored[:TIME_ANSWER_POOL]]
+def _shift_head(scored: list[tuple[str, float]], texts: Mapping[str, str], which: Callable[[str], bool],
+                delta: float) -> list[tuple[str, float]]:
+    """``scored`` (best first) with ``delta`` added to those of the first ``TIME_ANSWER_POOL`` whose text is
+    ``which``, sorted again; the rest as it was."""
+    head = [(i, s + delta if which(texts.get(i, "")) else s) for i, s in scored[:TIME_ANSWER_POOL]]
     return sorted(head, key=lambda kv: -kv[1]) + scored[TIME_ANSWER_POOL:]
 
 
+def lift_time_answers(scored: list[tuple[str, float]], texts: Mapping[str, str]) -> list[tuple[str, float]]:
+    """``scored`` (best first) with ``TIME_ANSWER_BOOST`` added to each candidate whose text tells a time, among
+    the first ``TIME_ANSWER_POOL``; for a question that ``asks_when``."""
+    return _shift_head(scored, texts, tells_time, TIME_ANSWER_BOOST)
+
+
+def lower_questions(scored: list[tuple[str, float]], texts: Mapping[str, str]) -> list[tuple[str, float]]:
+    """``scored`` (best first) with ``QUESTION_PENALTY`` taken from each candidate that ``asks``, among the first
+    ``TIME_ANSWER_POOL``: a turn that asks holds no answer (its reply is lifted by the answer term, and the best
+    turn's neighbours still come with it)."""
+    return _shift_head(scored, texts, asks, -QUESTION_PENALTY)
+
+
+def asks(text: str) -> bool:
+    """A message that asks something: it ends with a question mark."""
+    return text.rstrip().endswith("?")
+
+
+def holds_question(text: str) -> bool:
+    """A message with a question in it, anywhere ("Are they yours? They're so graceful!")."""
+    return "?" in text
+
+
 def rescore_turns(ranked: list[tuple[str, float]], places: Mapping[str, tuple[str | None, datetime]],
-                  window: tuple[datetime, datetime] | None) -> list[tuple[str, float]]:
-    """``ranked`` (episode id, fused score) rescored with context, session and date terms; best first.
-    ``places``: each candidate's conversation id and ``valid_at``; ids missing from it (filtered out) are dropped."""
+                  window: Window | None, answers: Mapping[str, str] | None = None) -> list[tuple[str, float]]:
+    """``ranked`` (episode id, fused score) rescored with context, answer, session and date terms; best first.
+    ``places``: each candidate's conversation id and ``valid_at``; ids missing from it (filtered out) are dropped.
+    ``answers``: candidate id -> the id of the question turn right before it (``answers_of``)."""
     base = {i: s for i, s in ranked if i in places}
     by_conversation: dict[str, list[str]] = defaultdict(list)
     for i in base:
@@ -76,6 +124,8 @@ def rescore_turns(ranked: list[tuple[str, float]], places: Mapping[str, tuple[st
         for n, i in enumerate(ids):
             around = [base[ids[j]] for j in (n - 1, n + 1) if 0 <= j < len(ids)]
             score[i] = base[i] + CONTEXT_WEIGHT * max(around, default=0.0)
+            if answers and (question := answers.get(i)) in base:
+                score[i] += ANSWER_WEIGHT * base[question]
         top = sorted((score[i] for i in ids), reverse=True)[:SESSION_TOP]
         strength[conv] = sum(top) / SESSION_TOP
     strongest = max(strength.values(), default=0.0) or 1.0
@@ -83,8 +133,40 @@ def rescore_turns(ranked: list[tuple[str, float]], places: Mapping[str, tuple[st
         for i in ids:
             score[i] += SESSION_WEIGHT * strength[conv] / strongest
     if window is not None:
-        start, end = window
         for i in score:
-            if start <= places[i][1] < end:
+            if places[i][1] in window:
                 score[i] += DATE_BOOST
     return sorted(score.items(), key=lambda kv: -kv[1])
+
+
+def answers_of(store: Store, questions: Sequence[Episode], places: Mapping[str, tuple[str | None, datetime]]
+               ) -> dict[str, str]:
+    """The candidates (ids in ``places``) that come right after a turn of ``questions`` that ``holds_question``, in
+    the same conversation: answer id -> question id. One adjacency read per such turn."""
+    out: dict[str, str] = {}
+    for q in questions:
+        if q.conversation_id is None or not holds_question(q.content):
+            continue
+        after = [e for e in store.adjacent_episodes(q.group_id, q.id, 1) if e.valid_at > q.valid_at]
+        if after and after[0].id in places:
+            out.setdefault(after[0].id, q.id)
+    return out
+
+
+def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
+               places: Mapping[str, tuple[str | None, datetime]], limit: int,
+               load: Callable[[list[str]], dict[str, Episode]]) -> tuple[list[tuple[str, float]], dict[str, Episode]]:
+    """The episode stage with turn context: ``ranked`` (fused BM25 + vector, best first) rescored (answer,
+    context, session, date and time-answer terms), and the loaded episodes of at least the best ``limit``.
+    ``places``: the candidates that passed the filters; ``load``: ids -> episodes of the searched groups."""
+    when = asks_when(query)
+    eps = {} if when else load([i for i, _ in ranked if i in places][:ANSWER_POOL])
+    answers = {} if when else answers_of(store, list(eps.values()), places)
+    chosen = rescore_turns(ranked, places, named_window(query), answers)
+    missing = [i for i, _ in chosen[:max(limit, TIME_ANSWER_POOL)] if i not in eps]
+    if missing:
+        eps.update(load(missing))
+    texts = {i: e.content for i, e in eps.items()}
+    # the turn answering a when-question says when; the answer to another question is no question
+    chosen = lift_time_answers(chosen, texts) if when else lower_questions(chosen, texts)
+    return chosen, eps
