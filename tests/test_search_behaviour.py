@@ -1,0 +1,87 @@
+"""Search behaviour through the public APIs (Memory.search, HybridSearch, GraphExplorer, GraphQuery): the exact
+order, pages, time windows and routing a caller sees. Written to pin behaviour that mutation testing showed no
+test noticed (issue 23); each test was checked failing with the planted change it names."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from loregraph.extract.base import SPEAKER, ExtractedEnding, ExtractedEntity, ExtractedRelation, Extraction
+from scripted import ScriptedExtractor
+
+DAY0 = datetime(2024, 3, 1, tzinfo=UTC)
+
+
+def says(subject: tuple[str, str] | None, rtype: str, obj: tuple[str, str], text: str,
+         ends: tuple[str, str] | None = None):
+    """A scripted extraction: ``subject -[rtype]-> obj`` (subject None: the speaker), optionally ending the
+    same relationship to ``ends``."""
+    def answer(ctx):
+        ents = [ExtractedEntity("o", obj[0], obj[1])]
+        src = SPEAKER
+        if subject is not None:
+            ents.append(ExtractedEntity("s", subject[0], subject[1]))
+            src = "s"
+        ex = Extraction(entities=ents, relations=[ExtractedRelation(src, rtype, "o", text)])
+        if ends:
+            ents.append(ExtractedEntity("e", ends[0], ends[1]))
+            ex.endings.append(ExtractedEnding(source=src, type=rtype, target="e"))
+        return ex
+    return answer
+
+
+LYRA, KAFKA, RABBIT = ("Lyra", "project"), ("Kafka", "tool"), ("RabbitMQ", "tool")
+NOOR, TOMAS, IDA = ("Noor", "person"), ("Tomas", "person"), ("Ida", "person")
+SCRIPT = {
+    "Lyra queues on RabbitMQ": says(LYRA, "USES", RABBIT, "Lyra sends its events through RabbitMQ"),
+    "Noor mentors Tomas": says(NOOR, "KNOWS", TOMAS, "Noor mentors Tomas on Fridays"),
+    "Tomas met Ida": says(TOMAS, "KNOWS", IDA, "Tomas met Ida at the climbing gym"),
+    "Lyra switched to Kafka": says(LYRA, "USES", KAFKA, "Lyra sends its events through Kafka", ends=RABBIT),
+}
+MESSAGES = [("Lyra queues on RabbitMQ", 0), ("Noor mentors Tomas", 1), ("Tomas met Ida", 2),
+            ("Lyra switched to Kafka", 40)]
+
+
+async def add(m, group: str, texts: list[tuple[str, int]]) -> None:
+    for text, day in texts:
+        await m.add_messages(group, [{"content": text, "role_type": "user", "timestamp": DAY0 + timedelta(days=day)}])
+
+
+@pytest.fixture
+async def mem(open_memory):
+    m = await open_memory(extractor=ScriptedExtractor(SCRIPT))
+    await add(m, "g1", MESSAGES)
+    return m
+
+
+# ---- GraphExplorer.page ---------------------------------------------------------------------------------------
+async def test_graph_pages_follow_creation_order_and_hold_only_the_facts_among_their_entities(mem):
+    everything = await mem.graph_page("g1", limit=200)
+    names = [e.name for e in everything.entities]
+    assert names == ["RabbitMQ", "Lyra", "Tomas", "Noor", "Ida", "Kafka"], names
+    assert everything.more is False
+    # every current fact, none ended; the time span covers ended facts too (RabbitMQ: day 0 to day 40)
+    assert sorted(f.fact for f in everything.facts) == ["Lyra sends its events through Kafka",
+                                                        "Noor mentors Tomas on Fridays",
+                                                        "Tomas met Ida at the climbing gym"]
+    assert everything.time_min == DAY0 and everything.time_max == DAY0 + timedelta(days=40)
+
+    first = await mem.graph_page("g1", limit=2)
+    assert [e.name for e in first.entities] == names[:2] and first.more is True
+    assert first.facts == []  # RabbitMQ -- Lyra ended; no current fact has both ends on the page
+    middle = await mem.graph_page("g1", limit=3, offset=2)
+    assert [e.name for e in middle.entities] == names[2:5] and middle.more is True
+    assert sorted(f.fact for f in middle.facts) == ["Noor mentors Tomas on Fridays",
+                                                    "Tomas met Ida at the climbing gym"]
+    assert middle.time_min == DAY0 + timedelta(days=1) and middle.time_max == DAY0 + timedelta(days=2)
+    last = await mem.graph_page("g1", limit=1, offset=5)
+    assert [e.name for e in last.entities] == ["Kafka"] and last.more is False
+    exactly = await mem.graph_page("g1", limit=6)
+    assert len(exactly.entities) == 6 and exactly.more is False
+
+    past = await mem.graph_page("g1", limit=2, as_of=DAY0 + timedelta(days=10))
+    assert [f.fact for f in past.facts] == ["Lyra sends its events through RabbitMQ"]
+    empty = await mem.graph_page("other", limit=5)
+    assert empty.entities == [] and empty.facts == [] and empty.time_min is None and empty.time_max is None
