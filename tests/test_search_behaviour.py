@@ -85,3 +85,70 @@ async def test_graph_pages_follow_creation_order_and_hold_only_the_facts_among_t
     assert [f.fact for f in past.facts] == ["Lyra sends its events through RabbitMQ"]
     empty = await mem.graph_page("other", limit=5)
     assert empty.entities == [] and empty.facts == [] and empty.time_min is None and empty.time_max is None
+
+
+async def test_a_neighbourhood_holds_the_centre_its_neighbours_up_to_the_limit_and_the_facts_among_them(mem):
+    ids = {e.name: e.id for e in await mem.list_entities("g1")}
+    piece = await mem.graph_neighbourhood("g1", [ids["Tomas"]])
+    assert [e.name for e in piece.entities][0] == "Tomas"
+    assert sorted(e.name for e in piece.entities) == ["Ida", "Noor", "Tomas"] and piece.more is False
+    assert sorted(f.fact for f in piece.facts) == ["Noor mentors Tomas on Fridays", "Tomas met Ida at the climbing gym"]
+    one = await mem.graph_neighbourhood("g1", [ids["Tomas"]], limit=1)
+    assert len(one.entities) == 2 and one.more is True  # the limit reached: there may be more
+    assert [f.fact for f in one.facts] == [next(f.fact for f in piece.facts if {f.source_id, f.target_id} ==
+                                                {ids["Tomas"], one.entities[1].id})]
+    two = await mem.graph_neighbourhood("g1", [ids["Tomas"], ids["Noor"]])
+    assert sorted(e.name for e in two.entities) == ["Ida", "Noor", "Tomas"]
+    lyra_then = await mem.graph_neighbourhood("g1", [ids["Lyra"]], as_of=DAY0 + timedelta(days=10))
+    assert [e.name for e in lyra_then.entities] == ["Lyra", "RabbitMQ"]
+    lyra_now = await mem.graph_neighbourhood("g1", [ids["Lyra"]])
+    assert [e.name for e in lyra_now.entities] == ["Lyra", "Kafka"]
+    from loregraph.errors import NotFoundError
+
+    with pytest.raises(NotFoundError, match=f"entity {ids['Tomas']} not found in group other"):
+        await mem.graph_neighbourhood("other", [ids["Tomas"]])
+
+
+async def test_a_timeline_lists_every_fact_of_the_entity_in_world_time_order_with_the_other_names(open_memory):
+    m = await open_memory(extractor=ScriptedExtractor(SCRIPT))
+    # told out of order: the switch to Kafka (day 40) first, the RabbitMQ queueing (day 0) after it
+    await add(m, "g1", [("Lyra switched to Kafka", 40), ("Lyra queues on RabbitMQ", 0)])
+    ids = {e.name: e.id for e in await m.list_entities("g1")}
+    entity, facts, names = await m.entity_timeline("g1", ids["Lyra"])
+    assert entity.name == "Lyra"
+    assert [f.fact for f in facts] == ["Lyra sends its events through RabbitMQ",
+                                       "Lyra sends its events through Kafka"]
+    assert names == {ids["Lyra"]: "Lyra", ids["Kafka"]: "Kafka", ids["RabbitMQ"]: "RabbitMQ"}
+    _, first, _ = await m.entity_timeline("g1", ids["Lyra"], limit=1)
+    assert len(first) == 1
+    from loregraph.errors import InvalidInputError, NotFoundError
+
+    with pytest.raises(NotFoundError, match="not found in group g2"):
+        await m.entity_timeline("g2", ids["Lyra"])
+    with pytest.raises(InvalidInputError, match="limit: must be between 1 and 1000"):
+        await m.entity_timeline("g1", ids["Lyra"], limit=1001)
+
+
+# ---- GraphQuery.explain ---------------------------------------------------------------------------------------
+async def test_explain_lists_a_facts_sources_oldest_first_and_the_message_that_ended_it(open_memory):
+    m = await open_memory(extractor=ScriptedExtractor(SCRIPT))
+    # the same relationship told twice, the later-dated message first: sources come back in world-time order
+    await add(m, "g1", [("Lyra queues on RabbitMQ (again)", 5), ("Lyra queues on RabbitMQ", 1),
+                        ("Lyra switched to Kafka", 40)])
+    facts = {f.fact: f for f in await m.list_facts("g1", current=False)}
+    old = facts["Lyra sends its events through RabbitMQ"]
+    why = await m.explain("g1", old.id)
+    assert why.kind == "fact" and why.record.id == old.id
+    assert [s.valid_at for s in why.sources] == [DAY0 + timedelta(days=1), DAY0 + timedelta(days=5)]
+    assert why.ended_by is not None and why.ended_by.valid_at == DAY0 + timedelta(days=40)
+    assert "switched to Kafka" in why.ended_by.content
+    new = await m.explain("g1", facts["Lyra sends its events through Kafka"].id)
+    assert new.ended_by is None and [s.valid_at for s in new.sources] == [DAY0 + timedelta(days=40)]
+    lyra = next(e for e in await m.list_entities("g1") if e.name == "Lyra")
+    about = await m.explain("g1", lyra.id)
+    assert about.kind == "entity" and [s.valid_at for s in about.sources] == [
+        DAY0 + timedelta(days=d) for d in (1, 5, 40)]
+    from loregraph.errors import NotFoundError
+
+    with pytest.raises(NotFoundError, match=f"no entity or fact {lyra.id} in group g2"):
+        await m.explain("g2", lyra.id)
