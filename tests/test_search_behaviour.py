@@ -152,3 +152,59 @@ async def test_explain_lists_a_facts_sources_oldest_first_and_the_message_that_e
 
     with pytest.raises(NotFoundError, match=f"no entity or fact {lyra.id} in group g2"):
         await m.explain("g2", lyra.id)
+
+
+# ---- routed search --------------------------------------------------------------------------------------------
+async def test_the_graph_route_answers_only_for_one_group_and_the_present(mem):
+    await add(mem, "g2", [("Lyra queues on RabbitMQ", 0)])
+    question = "Which tools does Lyra use?"  # a relationship question: routed to the graph
+    # a floor no match clears: only relationships the graph route found keep the results
+    routed = await mem.search(question, "g1", route=True, min_relevance=0.99)
+    assert routed.route == "graph" and routed.below_floor is False
+    assert [(f.fact.fact, f.score, f.source_name, f.target_name) for f in routed.facts][0] == (
+        "Lyra sends its events through Kafka", 1.0, "Lyra", "Kafka")
+    two_groups = await mem.search(question, ["g1", "g2"], route=True, min_relevance=0.99)
+    assert two_groups.route == "graph" and two_groups.below_floor is True and two_groups.facts == []
+    past = await mem.search(question, "g1", route=True, min_relevance=0.99, as_of=DAY0 + timedelta(days=10))
+    assert past.route == "graph" and past.below_floor is True and past.facts == []
+    # in the past, without the floor: what was true then, not the graph route's current answer
+    then = await mem.search(question, "g1", route=True, min_relevance=0, as_of=DAY0 + timedelta(days=10))
+    assert "Lyra sends its events through Kafka" not in [f.fact.fact for f in then.facts]
+    assert "Lyra sends its events through RabbitMQ" in [f.fact.fact for f in then.facts]
+    unrouted = await mem.search(question, "g1", min_relevance=0.99)
+    assert unrouted.route is None and unrouted.below_floor is True
+    # the graph route's relationships pass the request's filters too
+    filtered = await mem.search(question, "g1", route=True, min_relevance=0.99, filters={"relation_types": ["KNOWS"]})
+    assert filtered.below_floor is True and filtered.facts == []
+
+
+async def test_a_narrative_question_is_routed_to_vector_search_without_graph_expansion(mem):
+    narrative = "What did Noor say when we talked?"
+    routed = await mem.search(narrative, "g1", route=True, min_relevance=0)
+    assert routed.route == "vector"
+    plain = await mem.search(narrative, "g1", bfs_depth=0, min_relevance=0)
+    assert [(f.fact.id, f.score) for f in routed.facts] == [(f.fact.id, f.score) for f in plain.facts]
+    expanded = await mem.search(narrative, "g1", min_relevance=0)
+    assert [(f.fact.id, f.score) for f in expanded.facts] != [(f.fact.id, f.score) for f in plain.facts]
+
+
+# ---- evidence ---------------------------------------------------------------------------------------------------
+def test_evidence_lifts_the_turns_a_matching_fact_came_from_and_keeps_context_after_its_turn():
+    from loregraph.graph.types import Episode, Fact
+    from loregraph.search.hybrid import FACT_EVIDENCE_BOOST, ScoredEpisode, ScoredFact, SearchResults
+
+    def ep(i: str) -> Episode:
+        return Episode(id=i, group_id="g", content=f"turn {i}", valid_at=DAY0)
+
+    a, b, c, d = ep("a"), ep("b"), ep("c"), ep("d")
+    fact = Fact(group_id="g", source_id="x", target_id="y", type="KNOWS", fact="x knows y", episodes=["b", "zz"])
+    res = SearchResults(episodes=[ScoredEpisode(a, 0.5), ScoredEpisode(b, 0.45), ScoredEpisode(c, 0.1)],
+                        facts=[ScoredFact(fact, 0.8)], context={"b": [d, a], "c": [b]})
+    ev = res.evidence(10)
+    # b: 0.45 + 0.1 * 0.8 = 0.53 beats a (0.5); its context d and a follow it, with b's score; c last
+    assert [(e.episode.id, e.score) for e in ev] == [("b", round(0.45 + FACT_EVIDENCE_BOOST * 0.8, 6)),
+                                                     ("d", 0.53), ("a", 0.53), ("c", 0.1)]
+    assert [e.episode.id for e in res.evidence(2)] == ["b", "d"]
+    assert SearchResults().evidence(3) == []
+    thirds = SearchResults(episodes=[ScoredEpisode(a, 1 / 3)], context={"a": [d]})
+    assert [(e.episode.id, e.score) for e in thirds.evidence(2)] == [("a", 0.333333), ("d", 0.333333)]
