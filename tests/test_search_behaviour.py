@@ -208,3 +208,63 @@ def test_evidence_lifts_the_turns_a_matching_fact_came_from_and_keeps_context_af
     assert SearchResults().evidence(3) == []
     thirds = SearchResults(episodes=[ScoredEpisode(a, 1 / 3)], context={"a": [d]})
     assert [(e.episode.id, e.score) for e in thirds.evidence(2)] == [("a", 0.333333), ("d", 0.333333)]
+
+
+# ---- HybridSearch: parts, filters, relevance ----------------------------------------------------------------
+async def test_only_the_parts_asked_for_come_back_and_messages_still_calibrate_relevance(mem):
+    facts_only = await mem.search("Lyra events", "g1", include=["facts"], min_relevance=0)
+    assert facts_only.facts and facts_only.entities == [] and facts_only.episodes == []
+    assert facts_only.communities == [] and facts_only.context == {}
+    assert set(facts_only.relevance_parts) == {"entity", "fact", "episode"}
+    assert facts_only.relevance == max(facts_only.relevance_parts.values())
+    full = await mem.search("Lyra events", "g1", min_relevance=0)
+    # the same closest message whether episodes were searched or not
+    assert full.relevance_parts == facts_only.relevance_parts
+    assert [(f.fact.id, f.score) for f in full.facts] == [(f.fact.id, f.score) for f in facts_only.facts]
+    scores = [s for part in (full.facts, full.entities, full.episodes) for s in (x.score for x in part)]
+    assert scores and all(s == round(s, 6) for s in scores) and any(s != round(s, 2) for s in scores)
+    assert all(v == round(v, 6) for v in full.relevance_parts.values())
+    entities_only = await mem.search("Lyra", "g1", include=["entities"], limit=2, min_relevance=0)
+    assert [e.entity.name for e in entities_only.entities][0] == "Lyra" and len(entities_only.entities) == 2
+    assert entities_only.facts == [] and entities_only.episodes == []
+    nothing = await mem.search("Lyra", "empty-group", min_relevance=0)
+    assert nothing.relevance is None and nothing.relevance_parts == {} and nothing.is_empty()
+
+
+async def test_ended_facts_come_back_only_when_asked_and_created_time_filters_apply(mem):
+    ended = "Lyra sends its events through RabbitMQ"
+    now = await mem.search("Lyra events RabbitMQ", "g1", min_relevance=0)
+    assert ended not in [f.fact.fact for f in now.facts]
+    history = await mem.search("Lyra events RabbitMQ", "g1", include_ended=True, min_relevance=0)
+    assert ended in [f.fact.fact for f in history.facts]
+    # as_of answers what was true then, never every ended fact
+    late = await mem.search("Lyra events RabbitMQ", "g1", include_ended=True, as_of=DAY0 + timedelta(days=50),
+                            min_relevance=0)
+    assert ended not in [f.fact.fact for f in late.facts]
+    late_only = await mem.search("Lyra events RabbitMQ", "g1", as_of=DAY0 + timedelta(days=50), min_relevance=0)
+    assert [(f.fact.id, f.score) for f in late.facts] == [(f.fact.id, f.score) for f in late_only.facts]
+    facts = await mem.list_facts("g1")
+    first, last = min(f.created_at for f in facts), max(f.created_at for f in facts)
+    before_all = await mem.search("Lyra events", "g1", filters={"created_before": first - timedelta(seconds=1)},
+                                  min_relevance=0)
+    assert before_all.facts == []
+    after_all = await mem.search("Lyra events", "g1", filters={"created_after": last + timedelta(seconds=1)},
+                                 min_relevance=0)
+    assert after_all.facts == []
+    window = await mem.search("Lyra events", "g1", limit=20, min_relevance=0,
+                              filters={"created_after": first, "created_before": last})
+    assert {f.fact.id for f in window.facts} == {f.id for f in facts}
+    valid_window = await mem.search("Noor Tomas Ida Lyra", "g1", limit=20, min_relevance=0,
+                                    filters={"valid_after": DAY0 + timedelta(days=1),
+                                             "valid_before": DAY0 + timedelta(days=2)})
+    assert sorted(f.fact.fact for f in valid_window.facts) == ["Noor mentors Tomas on Fridays",
+                                                               "Tomas met Ida at the climbing gym"]
+    assert sorted(e.episode.valid_at for e in valid_window.episodes) == [DAY0 + timedelta(days=1),
+                                                                        DAY0 + timedelta(days=2)]
+    plain = await mem.search("Noor Tomas Ida Lyra", "g1", limit=20, min_relevance=0, turn_context=False,
+                             filters={"valid_after": DAY0 + timedelta(days=1),
+                                      "valid_before": DAY0 + timedelta(days=2)})
+    assert sorted(e.episode.valid_at for e in plain.episodes) == [DAY0 + timedelta(days=1),
+                                                                 DAY0 + timedelta(days=2)]
+    one = await mem.search("Noor Tomas Ida Lyra", "g1", limit=1, min_relevance=0, turn_context=False)
+    assert len(one.episodes) == 1 and len(one.facts) == 1 and len(one.entities) == 1
