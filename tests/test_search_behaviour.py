@@ -268,3 +268,39 @@ async def test_ended_facts_come_back_only_when_asked_and_created_time_filters_ap
                                                                  DAY0 + timedelta(days=2)]
     one = await mem.search("Noor Tomas Ida Lyra", "g1", limit=1, min_relevance=0, turn_context=False)
     assert len(one.episodes) == 1 and len(one.facts) == 1 and len(one.entities) == 1
+
+
+# ---- GraphQuery: anchors and routing ----------------------------------------------------------------------------
+async def test_a_question_naming_no_entity_anchors_on_a_very_close_meaning_only(mem):
+    # "Rabbit MQ" is no whole-word name of any entity; its meaning is very close to RabbitMQ (cosine ~0.87)
+    close = await mem.query_graph("Rabbit MQ", "g1")
+    assert [e.name for e in close.entities] == ["RabbitMQ"] and close.found
+    far = await mem.query_graph("a rabbit message queue", "g1")  # cosine ~0.6: not close enough
+    assert far.entities == [] and not far.found
+    named = await mem.query_graph("Tomas", "g1")
+    assert named.entities[0].name == "Tomas"
+    assert sorted(r.fact.fact for r in named.relationships) == ["Noor mentors Tomas on Fridays",
+                                                                "Tomas met Ida at the climbing gym"]
+
+
+def test_a_question_about_people_alone_is_not_a_graph_question():
+    from loregraph.search.graph import route
+
+    assert route("Who is Noor?") == "combined"  # a person cue alone: no relationship, no other entity type
+    assert route("Who mentors Tomas?") == "combined"
+    assert route("Which tools does Lyra use?") == "graph"
+    assert route("Which projects are there?") == "graph"  # an entity type other than person is enough
+    assert route("What did Noor say when we talked?") == "vector"
+
+
+async def test_graph_facts_follow_the_time_asked(mem):
+    ids = {e.name: e.id for e in await mem.list_entities("g1")}
+    now = await mem.graph_facts("g1", [ids["Lyra"]])
+    assert [f.fact for f in now] == ["Lyra sends its events through Kafka"]
+    then = await mem.graph_facts("g1", [ids["Lyra"]], as_of=DAY0 + timedelta(days=10))
+    assert [f.fact for f in then] == ["Lyra sends its events through RabbitMQ"]
+    from loregraph.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="entity_ids: give between 1 and 50 entity ids"):
+        await mem.graph_facts("g1", [])
+    assert await mem.graph_facts("other", [ids["Lyra"]]) == []
