@@ -304,3 +304,23 @@ async def test_graph_facts_follow_the_time_asked(mem):
     with pytest.raises(InvalidInputError, match="entity_ids: give between 1 and 50 entity ids"):
         await mem.graph_facts("g1", [])
     assert await mem.graph_facts("other", [ids["Lyra"]]) == []
+
+
+async def test_an_entity_type_filter_looks_past_the_first_candidates_for_an_entity_of_that_type(open_memory):
+    tools = ["Hammer", "Chisel", "Wrench", "Pliers", "Drill", "Sander", "Plane", "Clamp", "Level", "Mallet",
+             "Rasp", "Trowel", "Awl", "Vise", "Saw", "File"]
+
+    def inventory(ctx):
+        ents = [ExtractedEntity(f"t{i}", name, "tool") for i, name in enumerate(tools)]
+        ents.append(ExtractedEntity("p", "Zephyr", "project"))
+        return Extraction(entities=ents)
+
+    m = await open_memory(extractor=ScriptedExtractor({"workshop inventory": inventory}))
+    await add(m, "g1", [("workshop inventory", 0)])
+    question = "hammer chisel wrench pliers drill sander plane clamp level mallet rasp trowel"
+    everything = await m.search(question, "g1", include=["entities"], limit=20, min_relevance=0)
+    assert [e.entity.name for e in everything.entities].index("Zephyr") >= 12  # ranked past the first loads
+    projects = await m.search(question, "g1", include=["entities"], limit=1, min_relevance=0,
+                              filters={"entity_types": ["project"]})
+    assert [e.entity.name for e in projects.entities] == ["Zephyr"]
+
