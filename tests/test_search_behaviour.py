@@ -324,3 +324,20 @@ async def test_an_entity_type_filter_looks_past_the_first_candidates_for_an_enti
                               filters={"entity_types": ["project"]})
     assert [e.entity.name for e in projects.entities] == ["Zephyr"]
 
+
+
+async def test_graph_expansion_reaches_facts_two_hops_from_the_best_entities_at_depth_two(open_memory):
+    people = [("Aurelio", "person"), ("Bettina", "person"), ("Cosmin", "person"), ("Dagny", "person"),
+              ("Emeka", "person"), ("Farida", "person"), ("Gustav", "person"), ("Hiroshi", "person"),
+              ("Ilse", "person"), ("Jovan", "person"), ("Kalani", "person"), ("Lorcan", "person")]
+    script = {f"{a[0]} and {b[0]}": says(a, "KNOWS", b, f"{a[0]} and {b[0]} sing in one choir")
+              for a, b in zip(people, people[1:], strict=False)}
+    m = await open_memory(extractor=ScriptedExtractor(script))
+    await add(m, "g1", [(text, i) for i, text in enumerate(script)])
+    scores = {}
+    for depth in (0, 1, 2):
+        res = await m.search("Aurelio", "g1", bfs_depth=depth, limit=20, min_relevance=0)
+        scores[depth] = {f.fact.fact: f.score for f in res.facts}
+    # each hop adds facts (or lifts them): depth 1 differs from 0, depth 2 from 1
+    assert scores[1] != scores[0] and scores[2] != scores[1]
+    assert all(scores[2][f] >= scores[1][f] for f in scores[1])
