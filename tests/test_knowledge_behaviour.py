@@ -1,0 +1,164 @@
+"""Knowledge deltas (spec 001, ``KnowledgeWriter``): what a request becomes in the graph, record by record, and
+every violation named. Pins the translation that mutation testing showed no test noticed (issue 23); each test
+was checked failing with the planted change named in /work/notes/tests3.md."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from loregraph.errors import SchemaViolationError
+from loregraph.ingest.knowledge import (
+    REAL_WORLD_UNIVERSE_ID,
+    BlockRecord,
+    EdgeRecord,
+    EntityRecord,
+    KnowledgeDelta,
+    UniverseRecord,
+    derived_id,
+)
+
+
+def uid(n: int) -> str:
+    return str(uuid.UUID(int=0x5EED0000_0000_4000_8000_000000000000 + n))
+
+
+ADA, BOB, UNI, B1, B2 = uid(1), uid(2), uid(3), uid(4), uid(5)
+EDGE = {"confidence": 0.9, "status": "active", "context": "notes"}  # the edge properties the schema requires
+
+
+@pytest.fixture
+async def writer(open_memory):
+    m = await open_memory()
+    return m.knowledge_writer()
+
+
+def violations(writer, req: KnowledgeDelta, group: str = "g") -> list[tuple[str, str, str, str | None]]:
+    _, out = writer.build(group, req)
+    return [(v.record, v.field, v.message, v.record_id) for v in out]
+
+
+async def test_an_entity_becomes_a_typed_node_with_its_labels_owner_and_universe_edge(writer):
+    req = KnowledgeDelta(entities=[EntityRecord(
+        ADA, "node.person", {"name": "Ada", "aliases": ["Countess", 7], "description": "Mathematician",
+                             "birth_date": "1815-12-10"}, user_id="u1", visibility="PRIVATE")])
+    delta, out = writer.build("g", req)
+    assert out == []
+    ada, world = delta.entities
+    assert (ada.id, ada.group_id, ada.name, ada.type, ada.aliases, ada.summary) == (
+        ADA, "g", "Ada", "person", ["Countess"], "Mathematician")
+    assert ada.attributes == {"name": "Ada", "description": "Mathematician", "birth_date": "1815-12-10",
+                              "user_id": "u1", "visibility": "PRIVATE", "labels": ["Entity", "Person"]}
+    assert ada.created_at == ada.updated_at
+    assert (world.id, world.name, world.type) == (REAL_WORLD_UNIVERSE_ID, "Real World", "universe")
+    assert world.attributes == {"name": "Real World", "user_id": "system", "visibility": "SHARED",
+                                "labels": ["Universe"]}
+    [edge] = delta.facts
+    assert (edge.id, edge.source_id, edge.target_id, edge.type, edge.fact) == (
+        derived_id("g", ADA, "IS_PART_OF"), ADA, REAL_WORLD_UNIVERSE_ID, "IS_PART_OF", "")
+    assert edge.attributes == {"confidence": 1.0, "status": "active", "context": "universe membership",
+                               "user_id": "u1", "visibility": "PRIVATE"}
+    assert edge.created_at == ada.created_at
+
+
+async def test_an_entity_in_a_universe_of_the_request_adds_no_real_world(writer):
+    req = KnowledgeDelta(universes=[UniverseRecord(UNI, "Middle Earth", "u1", "PRIVATE")],
+                         entities=[EntityRecord(ADA, "node.person", {"name": "Ada"}, UNI, "u1", "SHARED")])
+    delta, out = writer.build("g", req)
+    assert out == []
+    assert [(e.id, e.type, e.name) for e in delta.entities] == [(UNI, "universe", "Middle Earth"),
+                                                                (ADA, "person", "Ada")]
+    assert delta.entities[0].attributes == {"name": "Middle Earth", "user_id": "u1", "visibility": "PRIVATE",
+                                            "labels": ["Universe"]}
+    assert [(f.source_id, f.target_id) for f in delta.facts] == [(ADA, UNI)]
+    # the Real World named in the request is not added twice
+    both = KnowledgeDelta(universes=[UniverseRecord(REAL_WORLD_UNIVERSE_ID, "Real World", "u1")],
+                          entities=[EntityRecord(ADA, "node.person", {"name": "Ada"}, "", "u1", "SHARED")])
+    delta, out = writer.build("g", both)
+    assert out == [] and [e.id for e in delta.entities] == [REAL_WORLD_UNIVERSE_ID, ADA]
+
+
+async def test_edges_become_facts_with_their_context_confidence_and_owner(writer):
+    people = [EntityRecord(ADA, "node.person", {"name": "Ada"}, "", "u1", "SHARED"),
+              EntityRecord(BOB, "node.person", {"name": "Bob"}, "", "u1", "SHARED")]
+    req = KnowledgeDelta(entities=people, edges=[
+        EdgeRecord(ADA, BOB, "edge.knows", {"context": "met in London", "confidence": 0.25, "status": "active"}, "", "u1",
+                   "SHARED"),
+        EdgeRecord(BOB, ADA, "RELATED_TO", {"confidence": 1, "status": "old", "context": ""}, uid(9), "u2",
+                   "PRIVATE")])
+    delta, out = writer.build("g", req)
+    assert out == []
+    assert delta.entities[1].summary == ""  # no description: no summary
+    knows, related = delta.facts[2:]
+    assert (knows.id, knows.type, knows.fact, knows.confidence) == (derived_id("g", ADA, "KNOWS", BOB), "KNOWS",
+                                                                    "met in London", 0.25)
+    assert knows.attributes == {"context": "met in London", "confidence": 0.25, "status": "active", "user_id": "u1",
+                                "visibility": "SHARED"}
+    assert (related.id, related.type, related.fact, related.confidence) == (uid(9), "RELATED_TO", "", 1.0)
+    assert related.attributes == {"confidence": 1, "status": "old", "context": "", "user_id": "u2",
+                                  "visibility": "PRIVATE"}
+    assert knows.created_at == delta.entities[0].created_at
+
+
+async def test_blocks_take_their_root_and_level_from_the_parent_chain_and_upsert_counts_them(writer):
+    req = KnowledgeDelta(
+        entities=[EntityRecord(ADA, "node.person", {"name": "Ada"}, "", "u1", "SHARED")],
+        blocks=[BlockRecord(B2, properties={"text": "A summary of the notes", "description": "math"}, user_id="u1",
+                            visibility="SHARED"),
+                BlockRecord(B1, properties={"text": "Notes on the engine"}, user_id="u1", visibility="PRIVATE")],
+        edges=[EdgeRecord(ADA, B1, "DESCRIBED_BY", EDGE, "", "u1", "SHARED"),
+               EdgeRecord(B1, B2, "SUMMARIZES", EDGE, "", "u1", "SHARED")])
+    delta, out = writer.build("g", req)
+    assert out == []
+    blocks = {b.id: b for b in delta.blocks}
+    assert (blocks[B1].entity_id, blocks[B1].parent_id, blocks[B1].level) == (ADA, None, 0)
+    assert (blocks[B2].entity_id, blocks[B2].parent_id, blocks[B2].level) == (ADA, B1, 1)
+    assert blocks[B2].attributes == {"description": "math", "user_id": "u1", "visibility": "SHARED"}
+    assert blocks[B1].attributes == {"user_id": "u1", "visibility": "PRIVATE"}
+    res = writer.upsert("g", req)
+    assert (res.universes, res.entities, res.blocks, res.edges) == (1, 1, 2, 2)
+    assert sorted(res.block_ids) == sorted([B1, B2])
+    # a later request may hang a block under one already in the graph
+    more = KnowledgeDelta(blocks=[BlockRecord(uid(6), properties={"text": "Deeper"}, user_id="u1",
+                                              visibility="SHARED")],
+                          edges=[EdgeRecord(B2, uid(6), "SUMMARIZES", EDGE, "", "u1", "SHARED")])
+    delta, out = writer.build("g", more)
+    assert out == [] and [(b.entity_id, b.parent_id, b.level) for b in delta.blocks] == [(ADA, B2, 2)]
+    again = writer.upsert("g", KnowledgeDelta(universes=[UniverseRecord(UNI, "Narnia", "u1")]))
+    assert (again.universes, again.entities, again.blocks, again.edges, again.block_ids) == (1, 0, 0, 0, [])
+
+
+async def test_every_violation_of_a_request_is_named_and_nothing_is_written(writer):
+    req = KnowledgeDelta(
+        universes=[UniverseRecord(UNI, "  ", "u1"), UniverseRecord(UNI, "Copy", "u1")],
+        entities=[EntityRecord("not-a-uuid", "node.person", {"name": "Ada"}, "", "u1", "SHARED"),
+                  EntityRecord(ADA, "node.spaceship", {"name": "X"}, "", "u1", "SHARED"),
+                  EntityRecord(BOB, "node.person", {"name": " "}, "", " ", "PUBLIC")],
+        edges=[EdgeRecord(ADA, BOB, "IS_PART_OF", {}, "", "u1", "SHARED"),
+               EdgeRecord(ADA, BOB, "LIKES", {}, "", "u1", "SHARED"),
+               EdgeRecord(BOB, BOB, "KNOWS", {"confidence": 1.5}, "", "u1", "SHARED")],
+        blocks=[BlockRecord(B1, properties={"text": "orphan"}, user_id="u1", visibility="SHARED"),
+                BlockRecord(B2, type_id="node.person", properties={"text": "x"}, user_id="u1", visibility="SHARED")])
+    got = violations(writer, req)
+    expected = [
+        ("universes[0]", "name", "must not be empty", UNI),
+        ("universes[1]", "id", "duplicate id (also universes[0])", UNI),
+        ("entities[0]", "id", "must be an RFC 4122 UUID string (got 'not-a-uuid')", "not-a-uuid"),
+        ("entities[1]", "type_id", "unknown entity type 'node.spaceship' (expected node.<type> of the knowledge "
+                                   "schema deriving from node.entity)", ADA),
+        ("entities[2]", "user_id", "required (every record carries its owner)", BOB),
+        ("entities[2]", "visibility", "must be PRIVATE or SHARED (got 'PUBLIC')", BOB),
+        ("entities[2]", "properties.name", "must not be empty", BOB),
+        ("blocks[1]", "type_id", "must be node.block (got 'node.person')", B2),
+        ("edges[0]", "edge_type", "IS_PART_OF is written from the entity's universe_id", None),
+        ("edges[1]", "edge_type", "unknown edge type 'LIKES'", None),
+        ("edges[2]", "properties.confidence", "must be between 0 and 1", derived_id("g", BOB, "KNOWS", BOB)),
+        ("blocks[0]", "parent", "no DESCRIBED_BY edge from an entity or SUMMARIZES edge from a parent block, in the "
+                                "request or the graph, roots this block", B1),
+    ]
+    for v in expected:
+        assert v in got, (v, got)
+    with pytest.raises(SchemaViolationError):
+        writer.upsert("g", req)
+    assert writer.store.get_entities("g", [ADA, BOB, UNI]) == []
