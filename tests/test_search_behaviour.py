@@ -341,3 +341,70 @@ async def test_graph_expansion_reaches_facts_two_hops_from_the_best_entities_at_
     # each hop adds facts (or lifts them): depth 1 differs from 0, depth 2 from 1
     assert scores[1] != scores[0] and scores[2] != scores[1]
     assert all(scores[2][f] >= scores[1][f] for f in scores[1])
+
+
+# ---- messages: conversation context, when-questions, as_of -----------------------------------------------------
+CHAT = ["Noor: I finally went hiking in the Alps with my sister.", "Ida: How was the weather up there?",
+        "Noor: Sunny, and that was last week already.", "Ida: I prefer swimming to hiking, honestly.",
+        "Noor: Swimming in the lake is lovely too."]
+
+
+async def chat(open_memory):
+    m = await open_memory(extractor=ScriptedExtractor())
+    for i, text in enumerate(CHAT):
+        await m.add_messages("g1", [{"content": text, "role_type": "user", "timestamp": DAY0 + timedelta(days=i)}],
+                             conversation_id="c1")
+    await m.add_messages("g1", [{"content": "Tomas: hiking boots are on sale", "role_type": "user",
+                                 "timestamp": DAY0}], conversation_id="c2")
+    return m
+
+
+async def test_a_when_question_lifts_the_turn_that_tells_the_time_and_keeps_scores_in_order(open_memory):
+    m = await chat(open_memory)
+    res = await m.search("When did Noor go hiking in the Alps?", "g1", limit=5, min_relevance=0)
+    scores = [e.score for e in res.episodes]
+    assert scores == sorted(scores, reverse=True)
+    plain = await m.search("Noor went hiking in the Alps", "g1", limit=5, min_relevance=0)
+    told = next(e for e in res.episodes if "last week" in e.episode.content)
+    told_plain = next(e for e in plain.episodes if "last week" in e.episode.content)
+    assert res.episodes.index(told) < plain.episodes.index(told_plain) or res.episodes[0] is told
+
+
+async def test_the_conversation_around_a_message_changes_its_score_only_with_turn_context(open_memory):
+    m = await chat(open_memory)
+    alone = await m.search("hiking", "g1", limit=6, min_relevance=0, turn_context=False)
+    around = await m.search("hiking", "g1", limit=6, min_relevance=0)
+    by_id = {e.episode.id: e.score for e in alone.episodes}
+    assert all(e.score > by_id[e.episode.id] for e in around.episodes if e.episode.conversation_id == "c1")
+
+
+async def test_the_turns_around_the_best_message_stay_within_the_time_asked(open_memory):
+    m = await chat(open_memory)
+    res = await m.search("hiking in the Alps", "g1", limit=3, neighbours=2, min_relevance=0,
+                         as_of=DAY0 + timedelta(days=1, hours=1))
+    best = res.episodes[0].episode
+    assert "hiking in the Alps" in best.content
+    assert [e.content.endswith(CHAT[1]) for e in res.context[best.id]] == [True]  # later turns: not said yet
+
+
+def test_a_conversation_is_as_strong_as_its_three_best_messages():
+    from loregraph.search.turns import CONTEXT_WEIGHT, SESSION_WEIGHT, rescore_turns
+
+    day = [DAY0 + timedelta(minutes=i) for i in range(5)]
+    places = {"a1": ("A", day[0]), "a2": ("A", day[1]), "a3": ("A", day[2]), "a4": ("A", day[3]),
+              "b1": ("B", day[4])}
+    scored = dict(rescore_turns([("a1", 0.9), ("a2", 0.8), ("a3", 0.7), ("a4", 0.1), ("b1", 0.5)], places, None))
+    a = [0.9 + CONTEXT_WEIGHT * 0.8, 0.8 + CONTEXT_WEIGHT * 0.9, 0.7 + CONTEXT_WEIGHT * 0.8]  # the three best of A
+    assert scored["b1"] == pytest.approx(0.5 + SESSION_WEIGHT * (0.5 / 3) / (sum(a) / 3))
+    assert scored["a1"] == pytest.approx(a[0] + SESSION_WEIGHT)
+
+
+async def test_a_question_naming_a_day_or_month_lifts_what_was_said_then(open_memory):
+    m = await chat(open_memory)
+    for question in ("What did Ida say about sports on March 4, 2024?", "What did Ida say about sports on 4 March 2024?"):
+        res = await m.search(question, "g1", limit=3, min_relevance=0)
+        assert res.episodes[0].episode.valid_at == DAY0 + timedelta(days=3), question
+    month = await m.search("What did Ida say about sports in March 2024?", "g1", limit=6, min_relevance=0)
+    other = await m.search("What did Ida say about sports in May 2024?", "g1", limit=6, min_relevance=0)
+    lifted = {e.episode.id: e.score for e in month.episodes}
+    assert all(lifted[e.episode.id] > e.score for e in other.episodes)  # every message was said in March 2024
