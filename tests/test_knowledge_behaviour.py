@@ -83,8 +83,8 @@ async def test_edges_become_facts_with_their_context_confidence_and_owner(writer
     people = [EntityRecord(ADA, "node.person", {"name": "Ada"}, "", "u1", "SHARED"),
               EntityRecord(BOB, "node.person", {"name": "Bob"}, "", "u1", "SHARED")]
     req = KnowledgeDelta(entities=people, edges=[
-        EdgeRecord(ADA, BOB, "edge.knows", {"context": "met in London", "confidence": 0.25, "status": "active"}, "", "u1",
-                   "SHARED"),
+        EdgeRecord(ADA, BOB, "edge.knows", {"context": "met in London", "confidence": 0.25, "status": "active"},
+                   "", "u1", "SHARED"),
         EdgeRecord(BOB, ADA, "RELATED_TO", {"confidence": 1, "status": "old", "context": ""}, uid(9), "u2",
                    "PRIVATE")])
     delta, out = writer.build("g", req)

@@ -4,6 +4,7 @@ test noticed (issue 23); each test was checked failing with the planted change i
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -90,7 +91,7 @@ async def test_graph_pages_follow_creation_order_and_hold_only_the_facts_among_t
 async def test_a_neighbourhood_holds_the_centre_its_neighbours_up_to_the_limit_and_the_facts_among_them(mem):
     ids = {e.name: e.id for e in await mem.list_entities("g1")}
     piece = await mem.graph_neighbourhood("g1", [ids["Tomas"]])
-    assert [e.name for e in piece.entities][0] == "Tomas"
+    assert next(e.name for e in piece.entities) == "Tomas"
     assert sorted(e.name for e in piece.entities) == ["Ida", "Noor", "Tomas"] and piece.more is False
     assert sorted(f.fact for f in piece.facts) == ["Noor mentors Tomas on Fridays", "Tomas met Ida at the climbing gym"]
     one = await mem.graph_neighbourhood("g1", [ids["Tomas"]], limit=1)
@@ -161,7 +162,7 @@ async def test_the_graph_route_answers_only_for_one_group_and_the_present(mem):
     # a floor no match clears: only relationships the graph route found keep the results
     routed = await mem.search(question, "g1", route=True, min_relevance=0.99)
     assert routed.route == "graph" and routed.below_floor is False
-    assert [(f.fact.fact, f.score, f.source_name, f.target_name) for f in routed.facts][0] == (
+    assert next((f.fact.fact, f.score, f.source_name, f.target_name) for f in routed.facts) == (
         "Lyra sends its events through Kafka", 1.0, "Lyra", "Kafka")
     two_groups = await mem.search(question, ["g1", "g2"], route=True, min_relevance=0.99)
     assert two_groups.route == "graph" and two_groups.below_floor is True and two_groups.facts == []
@@ -225,7 +226,7 @@ async def test_only_the_parts_asked_for_come_back_and_messages_still_calibrate_r
     assert scores and all(s == round(s, 6) for s in scores) and any(s != round(s, 2) for s in scores)
     assert all(v == round(v, 6) for v in full.relevance_parts.values())
     entities_only = await mem.search("Lyra", "g1", include=["entities"], limit=2, min_relevance=0)
-    assert [e.entity.name for e in entities_only.entities][0] == "Lyra" and len(entities_only.entities) == 2
+    assert next(e.entity.name for e in entities_only.entities) == "Lyra" and len(entities_only.entities) == 2
     assert entities_only.facts == [] and entities_only.episodes == []
     nothing = await mem.search("Lyra", "empty-group", min_relevance=0)
     assert nothing.relevance is None and nothing.relevance_parts == {} and nothing.is_empty()
@@ -331,7 +332,7 @@ async def test_graph_expansion_reaches_facts_two_hops_from_the_best_entities_at_
               ("Emeka", "person"), ("Farida", "person"), ("Gustav", "person"), ("Hiroshi", "person"),
               ("Ilse", "person"), ("Jovan", "person"), ("Kalani", "person"), ("Lorcan", "person")]
     script = {f"{a[0]} and {b[0]}": says(a, "KNOWS", b, f"{a[0]} and {b[0]} sing in one choir")
-              for a, b in zip(people, people[1:], strict=False)}
+              for a, b in itertools.pairwise(people)}
     m = await open_memory(extractor=ScriptedExtractor(script))
     await add(m, "g1", [(text, i) for i, text in enumerate(script)])
     scores = {}
@@ -401,7 +402,8 @@ def test_a_conversation_is_as_strong_as_its_three_best_messages():
 
 async def test_a_question_naming_a_day_or_month_lifts_what_was_said_then(open_memory):
     m = await chat(open_memory)
-    for question in ("What did Ida say about sports on March 4, 2024?", "What did Ida say about sports on 4 March 2024?"):
+    for question in ("What did Ida say about sports on March 4, 2024?",
+                     "What did Ida say about sports on 4 March 2024?"):
         res = await m.search(question, "g1", limit=3, min_relevance=0)
         assert res.episodes[0].episode.valid_at == DAY0 + timedelta(days=3), question
     month = await m.search("What did Ida say about sports in March 2024?", "g1", limit=6, min_relevance=0)
