@@ -162,3 +162,56 @@ async def test_every_violation_of_a_request_is_named_and_nothing_is_written(writ
     with pytest.raises(SchemaViolationError):
         writer.upsert("g", req)
     assert writer.store.get_entities("g", [ADA, BOB, UNI]) == []
+
+
+# ---- the add-episode pipeline's result and context (ingest/pipeline.py) -----------------------------------------
+async def test_an_episode_result_reports_usage_counts_timings_and_notes(open_memory):
+    from datetime import UTC, datetime
+
+    from loregraph.extract.base import ExtractedEntity, ExtractedRelation, Extraction
+    from scripted import ScriptedExtractor
+
+    def answer(ctx):
+        return Extraction(entities=[ExtractedEntity("a", "Ada", "person"), ExtractedEntity("e", "Engine", "tool")],
+                          relations=[ExtractedRelation("a", "USES", "e", "Ada uses the Engine")],
+                          notes={"usage": {"input_tokens": 120.0, "output_tokens": 7}})
+
+    m = await open_memory(extractor=ScriptedExtractor({"Ada": answer}))
+    res = await m.add_episode(group_id="g", content="Ada wrote the first program", role_type="user",
+                              reference_time=datetime(2024, 1, 1, tzinfo=UTC), preprocessing_prompt=False)
+    assert res.usage == {"input_tokens": 120, "output_tokens": 7}
+    assert all(type(v) is int for v in res.usage.values())
+    assert {k: res.counts[k] for k in ("entities_extracted", "relations_extracted", "endings_extracted")} == {
+        "entities_extracted": 2, "relations_extracted": 1, "endings_extracted": 0}
+    assert set(res.timings_ms) == {"context", "candidates", "extract", "resolve_entities", "resolve_relations",
+                                   "assemble", "embed", "persist"}
+    assert res.extraction_notes["preprocessing"] == {"requested": res.extraction_notes["preprocessing"]["requested"],
+                                                     "applied": False}
+    assert res.extraction_notes["usage"] == {"input_tokens": 120.0, "output_tokens": 7}
+    plain = await m.add_episode(group_id="g", content="nothing to see", role_type="user")
+    assert plain.usage == {} and "preprocessing" not in plain.extraction_notes
+
+
+async def test_earlier_messages_reach_the_extractor_without_their_speaker_prefix_only(open_memory):
+    from datetime import UTC, datetime, timedelta
+
+    from scripted import ScriptedExtractor
+
+    extractor = ScriptedExtractor()
+    m = await open_memory(extractor=extractor)
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    # the message itself quotes a speaker: only the body's own prefix ("Ana(user): ") is taken off
+    await m.add_messages("g", [{"content": "Bob (user): quoted line", "role": "Ana", "role_type": "user",
+                                "timestamp": t0},
+                               {"content": "next", "role": "Ana", "role_type": "user",
+                                "timestamp": t0 + timedelta(minutes=1)}])
+    first, second = extractor.calls
+    assert first[0] == "Bob (user): quoted line"
+    assert [p.content for p in second[1].previous_episodes] == ["Bob (user): quoted line"]
+    episodes = await m.get_episodes("g")
+    quoted = next(e.id for e in episodes if "quoted" in e.content)
+    later = next(e.id for e in episodes if e.id != quoted)
+    reprocessed = await m.add_episode(group_id="g", content="ignored", uuid=quoted,
+                                      previous_episode_ids=[quoted, later])
+    assert extractor.calls[-1][0] == "Bob (user): quoted line" and reprocessed.episode.content.startswith("Ana(user)")
+    assert [p.id for p in extractor.calls[-1][1].previous_episodes] == [later]  # never itself
