@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from loregraph.extract.base import SPEAKER, ExtractedEnding, ExtractedEntity, ExtractedRelation, Extraction
 from scripted import ScriptedExtractor
+from test_search_behaviour import says
 
 TARGET = 0.80
 DAY0 = datetime(2024, 6, 3, tzinfo=UTC)
@@ -22,19 +22,8 @@ ME = None  # the speaker
 
 
 def told(subject: tuple[str, str] | None, rtype: str, obj: tuple[str, str], ends: tuple[str, str] | None = None):
-    def answer(ctx):
-        ents = [ExtractedEntity("o", obj[0], obj[1])]
-        src = SPEAKER
-        if subject is not None:
-            ents.append(ExtractedEntity("s", subject[0], subject[1]))
-            src = "s"
-        text = f"{subject[0] if subject else 'The user'} {rtype.lower().replace('_', ' ')} {obj[0]}"
-        ex = Extraction(entities=ents, relations=[ExtractedRelation(src, rtype, "o", text)])
-        if ends:
-            ents.append(ExtractedEntity("e", ends[0], ends[1]))
-            ex.endings.append(ExtractedEnding(source=src, type=rtype, target="e"))
-        return ex
-    return answer
+    text = f"{subject[0] if subject else 'The user'} {rtype.lower().replace('_', ' ')} {obj[0]}"
+    return says(subject, rtype, obj, text, ends)
 
 
 APOLLO, HERMES = ("Apollo", "project"), ("Hermes", "project")
