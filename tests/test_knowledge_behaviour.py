@@ -134,7 +134,8 @@ async def test_every_violation_of_a_request_is_named_and_nothing_is_written(writ
         universes=[UniverseRecord(UNI, "  ", "u1"), UniverseRecord(UNI, "Copy", "u1")],
         entities=[EntityRecord("not-a-uuid", "node.person", {"name": "Ada"}, "", "u1", "SHARED"),
                   EntityRecord(ADA, "node.spaceship", {"name": "X"}, "", "u1", "SHARED"),
-                  EntityRecord(BOB, "node.person", {"name": " ", "labels": ["X"]}, "", " ", "PUBLIC")],
+                  EntityRecord(BOB, "node.person", {"name": " ", "labels": ["X"], "bad\x00key": 1}, "", " ",
+                               "PUBLIC")],
         edges=[EdgeRecord(ADA, BOB, "IS_PART_OF", {}, "", "u1", "SHARED"),
                EdgeRecord(ADA, BOB, "LIKES", {}, "", "u1", "SHARED"),
                EdgeRecord(BOB, BOB, "KNOWS", {"confidence": 1.5}, "", "u1", "SHARED")],
@@ -150,6 +151,7 @@ async def test_every_violation_of_a_request_is_named_and_nothing_is_written(writ
         ("entities[2]", "user_id", "required (every record carries its owner)", BOB),
         ("entities[2]", "visibility", "must be PRIVATE or SHARED (got 'PUBLIC')", BOB),
         ("entities[2]", "properties.labels", "reserved: set by the service from the record", BOB),
+        ("entities[2]", "properties.bad\x00key", "must not contain NUL characters", BOB),
         ("entities[2]", "properties.name", "must not be empty", BOB),
         ("blocks[1]", "type_id", "must be node.block (got 'node.person')", B2),
         ("edges[0]", "edge_type", "IS_PART_OF is written from the entity's universe_id", None),
@@ -163,6 +165,19 @@ async def test_every_violation_of_a_request_is_named_and_nothing_is_written(writ
     with pytest.raises(SchemaViolationError):
         writer.upsert("g", req)
     assert writer.store.get_entities("g", [ADA, BOB, UNI]) == []
+
+
+async def test_upserts_log_counts_and_never_content(writer, caplog):
+    caplog.set_level("INFO", logger="loregraph.knowledge")
+    with pytest.raises(SchemaViolationError):
+        writer.upsert("g", KnowledgeDelta(universes=[UniverseRecord(UNI, "  ", "u1")]))
+    writer.upsert("g", KnowledgeDelta(entities=[EntityRecord(ADA, "node.person", {"name": "Secret Name"}, "", "u1",
+                                                             "SHARED")]))
+    lines = [r.getMessage() for r in caplog.records if r.name == "loregraph.knowledge"]
+    assert lines[0] == "graph delta rejected: group=g violations=1"
+    assert lines[1].startswith("graph delta applied: group=g entities=1 blocks=0 edges=0 in ") and lines[1].endswith(
+        " ms")
+    assert not any("Secret" in line for line in lines)
 
 
 # ---- the add-episode pipeline's result and context (ingest/pipeline.py) -----------------------------------------
