@@ -231,3 +231,29 @@ async def test_earlier_messages_reach_the_extractor_without_their_speaker_prefix
                                       previous_episode_ids=[quoted, later])
     assert extractor.calls[-1][0] == "Bob (user): quoted line" and reprocessed.episode.content.startswith("Ana(user)")
     assert [p.id for p in extractor.calls[-1][1].previous_episodes] == [later]  # never itself
+
+
+async def test_the_extractor_is_offered_the_known_facts_whole_and_a_repeat_is_logged_as_skipped(open_memory, caplog):
+    from datetime import UTC, datetime
+
+    from loregraph.extract.base import ExtractedEntity, ExtractedRelation, Extraction
+    from scripted import ScriptedExtractor
+
+    def uses(ctx):
+        return Extraction(entities=[ExtractedEntity("a", "Ada", "person"), ExtractedEntity("e", "Engine", "tool")],
+                          relations=[ExtractedRelation("a", "USES", "e", "Ada uses the Engine")])
+
+    extractor = ScriptedExtractor({"Ada uses": uses})
+    m = await open_memory(extractor=extractor)
+    when = datetime(2024, 1, 1, tzinfo=UTC)
+    await m.add_episode(group_id="g", content="Ada uses the Engine", role_type="user", reference_time=when)
+    await m.add_episode(group_id="g", content="What about Ada and the Engine?", role_type="user")
+    [offered] = extractor.calls[-1][1].candidate_facts
+    ids = {e.name: e.id for e in await m.list_entities("g")}
+    assert (offered.source_id, offered.source_name, offered.type, offered.target_id, offered.target_name,
+            offered.fact) == (ids["Ada"], "Ada", "USES", ids["Engine"], "Engine", "Ada uses the Engine")
+    caplog.set_level("INFO", logger="loregraph.ingest")
+    again = await m.add_episode(group_id="g", content="Ada uses the Engine", role_type="user", reference_time=when)
+    assert again.already_ingested
+    assert f"episode {again.episode.id} group=g: already ingested, skipped" in [
+        r.getMessage() for r in caplog.records if r.name == "loregraph.ingest"]
