@@ -38,13 +38,13 @@ case "$MODULE" in
   schema)    MUTATE='src/loregraph/schema/*'
              TESTS='tests/test_schema_rules.py tests/test_schema.py tests/test_knowledge_schema.py' ;;
   ingest)    MUTATE='src/loregraph/ingest/*'
-             TESTS='tests/test_pipeline.py tests/test_semantics.py tests/test_time_and_rules.py tests/test_turns.py tests/test_grpc.py'
+             TESTS='tests/test_pipeline.py tests/test_knowledge_behaviour.py tests/test_semantics.py tests/test_time_and_rules.py tests/test_turns.py tests/test_grpc.py'
              TESTS+=" tests/test_grpc_projection.py::test_blocks_are_projected_with_the_spec_payload tests/test_grpc_projection.py::test_compensation_at_each_failure_point tests/test_grpc_projection.py::test_candidates_search_the_projection_with_the_same_scores" ;;
   search)    MUTATE='src/loregraph/search/*'
-             TESTS='tests/test_search.py tests/test_ranking.py tests/test_semantics.py tests/test_isolation.py tests/test_grpc.py'
+             TESTS='tests/test_search.py tests/test_search_behaviour.py tests/test_ranking.py tests/test_semantics.py tests/test_isolation.py tests/test_grpc.py'
              TESTS+=" tests/test_grpc_projection.py::test_blocks_are_projected_with_the_spec_payload tests/test_grpc_projection.py::test_compensation_at_each_failure_point tests/test_grpc_projection.py::test_candidates_search_the_projection_with_the_same_scores" ;;
   store-sql) MUTATE='src/loregraph/store/sql.py'
-             TESTS='tests/test_store.py tests/test_store_blocks.py tests/test_store_integrity.py tests/test_isolation.py tests/test_time_and_rules.py tests/test_store_tenant_ids.py' ;;
+             TESTS='tests/test_store.py tests/test_store_blocks.py tests/test_store_integrity.py tests/test_isolation.py tests/test_time_and_rules.py tests/test_store_tenant_ids.py tests/test_delete_locks.py' ;;
   *) echo "unknown module '$MODULE' (auth, schema, ingest, search, store-sql)" >&2; exit 2 ;;
 esac
 
