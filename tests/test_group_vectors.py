@@ -76,3 +76,17 @@ def test_a_visibility_mask_keeps_everything_outside_it_out(monkeypatch):
             assert got and set(got) <= visible
             assert got[0] == max(visible, key=lambda s: float(mat[s - 1000] @ q))
         assert gv.nearest(clustered(1, 7)[0], 10, np.zeros(len(mat), dtype=bool)) == []
+
+
+def test_scores_are_cosine_similarities_whatever_the_stored_length(monkeypatch):
+    """SQLite's exact path reports cosine similarity: the in-memory paths do too, for vectors of any length."""
+    mat = clustered(2000, 8)
+    scaled = mat * np.linspace(0.5, 3.0, len(mat), dtype=np.float32)[:, None]
+    for scan_max in (GroupVectors.EXACT_SCAN_MAX, 1000):
+        monkeypatch.setattr(GroupVectors, "EXACT_SCAN_MAX", scan_max)
+        gv = GroupVectors(1, rows(scaled), DIM)
+        q = near(mat, 1, 9)[0]
+        got = gv.nearest(2.5 * q, 5)
+        assert got[0] == exact_top(mat, q, 1)[0]
+        for sq in got:
+            assert abs(gv.scores[sq] - float(mat[sq - 1000] @ q)) < 2e-3  # float16 rescoring above the scan

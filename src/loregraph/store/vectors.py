@@ -29,10 +29,12 @@ class GroupVectors:
         self.seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         self.ids: dict[int, str] | None = {int(r[0]): str(r[2]) for r in rows} if rows and len(rows[0]) > 2 else None
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        # unit length, so a dot product is the cosine similarity sqlite-vec's exact path reports
+        mat = mat / np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
         self.exact = len(rows) <= self.EXACT_SCAN_MAX
         self.bits = dim
         if self.exact:
-            self.vectors: np.ndarray = mat  # a read-only view of the loaded bytes
+            self.vectors: np.ndarray = mat
             self.codes = np.zeros((0, len(rows)), dtype=np.uint64)
         else:
             codes = np.packbits(mat > 0, axis=1)
@@ -58,6 +60,7 @@ class GroupVectors:
             self.scores = {}
             return []
         query = np.asarray(query, dtype=np.float32)
+        query = query / max(float(np.linalg.norm(query)), 1e-12)
         if self.exact:
             sims = self.vectors @ query
             if allowed is not None:
