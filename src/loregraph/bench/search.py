@@ -94,8 +94,15 @@ async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: 
         console.print(f"({backend}) baseline (embed + brute-force cosine over {facts} vectors in RAM, vector "
                       f"only): p50 {b50:.2f} ms; ratio search/baseline {p50 / b50:.2f}")
         console.print(f"({backend}) vector stage over facts: recall@20 {recall:.3f} against the exact scan")
+        held = getattr(m.store, "vector_memory", None)  # SQLite: large groups' vectors held in memory
+        memory = ""
+        if held is not None:
+            parts = held()
+            console.print(f"({backend}) vectors held in memory: " + (", ".join(
+                f"{kind} {n / 1e6:.1f} MB" for kind, n in sorted(parts.items())) or "none"))
+            memory = f" vector_memory_mb={sum(parts.values()) / 1e6:.1f}"
         print(f"search backend={backend} p50_ms={p50:.2f} p95_ms={p95:.2f} baseline_p50_ms={b50:.2f} "
-              f"facts={facts} vector_recall_at_20={recall:.3f}", flush=True)
+              f"facts={facts} vector_recall_at_20={recall:.3f}{memory}", flush=True)
     finally:
         if not own_db:
             try:
