@@ -27,7 +27,7 @@ def _state_size(store: object) -> int:
             return len(x)
         return 0
 
-    return sum(size(v) for k, v in vars(store).items() if k != "_vector_cache")  # GroupVectors: 4 groups max
+    return sum(size(v) for k, v in vars(store).items() if k != "_vector_cache")  # GroupVectors: 8 entries max
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -38,6 +38,7 @@ def url(request, tmp_path):
 def test_searching_many_groups_and_terms_keeps_the_caches_bounded(url, monkeypatch):
     monkeypatch.setattr(SQLiteStore, "TERM_STATS_MAX", 300, raising=False)
     monkeypatch.setattr(SQLiteStore, "COUNT_CACHE_MAX", 40, raising=False)
+    monkeypatch.setattr(SQLiteStore, "QUERY_TERMS_CACHE", 10, raising=False)
     s = open_store(url)
     try:
         s.ensure_embedder("test-model", DIM)
@@ -54,7 +55,7 @@ def test_searching_many_groups_and_terms_keeps_the_caches_bounded(url, monkeypat
                 s.fulltext(kind, [gid], " ".join(rng.sample(vocab, 4)), 10)
             s.vector("entity", [gid], q, 5)
         # 400 searches x 3 kinds x 4 terms and 200 never-seen groups: unbounded, these held ~5,000 entries
-        assert _state_size(s) <= 300 + 2 * 40 + 20
+        assert _state_size(s) <= 300 + 2 * 40 + 10 + 20
         # the bounded caches still serve: a write is seen by the next search
         new = Entity(group_id="g0", name="freshword thing", type="entity")
         s.apply(GraphDelta(group_id="g0", entities=[new]), SCHEMA)

@@ -334,7 +334,7 @@ class HybridSearch:
             if req.mmr is not None:
                 order = mmr(order, self._vectors("fact", groups, order), qvec, req.mmr, req.limit)
             by_id = {f.id: f for f in facts}
-            names = self._names(groups, [by_id[i] for i in order[:req.limit]])
+            names = self._names(groups, [by_id[i] for i in order[:req.limit]], entities)
             out.facts = [ScoredFact(by_id[i], round(fused.get(i, 0.0), 6), names.get(by_id[i].source_id, ""),
                                     names.get(by_id[i].target_id, "")) for i in order[:req.limit]]
             timings["facts"] = _ms(t)
@@ -507,9 +507,13 @@ class HybridSearch:
             out.update({e.id: e for e in self.store.get_episodes(g, ids)})
         return out
 
-    def _names(self, groups: list[str], facts: list[Fact]) -> dict[str, str]:
-        ids = list({x for f in facts for x in (f.source_id, f.target_id)})
-        return {e.id: e.name for e in self._load_entities(groups, ids).values()}
+    def _names(self, groups: list[str], facts: list[Fact], known: dict[str, Entity]) -> dict[str, str]:
+        """Names of the facts' ends: those of ``known`` entities (already loaded by this search), the rest read."""
+        ids = {x for f in facts for x in (f.source_id, f.target_id)}
+        groups_of = {x: f.group_id for f in facts for x in (f.source_id, f.target_id)}
+        names = {i: known[i].name for i in ids if i in known and known[i].group_id == groups_of[i]}
+        names.update({e.id: e.name for e in self._load_entities(groups, [i for i in ids if i not in names]).values()})
+        return names
 
     def _vectors(self, kind: str, groups: list[str], ids: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from loregraph.store.timefmt import parse_ts, ts
 from loregraph.store.vectors import GroupVectors, ScopedGroupVectors
 
 log = logging.getLogger("loregraph.store")
+GV = TypeVar("GV", bound=GroupVectors)
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -43,11 +44,18 @@ class SQLiteStore(SQLStore):
     MIGRATIONS_PACKAGE = "loregraph.store.migrations.sqlite"
     SPEAKER_SQL = "json_extract(attributes, '$.is_speaker') = 1"
     JSON_MERGE_SQL = "json_patch(attributes, ?)"
-    EXACT_KNN_MAX = 5000  # above this, a group's vectors are searched in memory (Hamming + rescoring)
-    VECTOR_CACHE_GROUPS = 4
+    # above this, a group's vectors of a kind are searched in memory (store.vectors: an exact float32 scan, past
+    # GroupVectors.EXACT_SCAN_MAX a Hamming pre-selection + rescoring): sqlite-vec's scan took 17 ms a query over
+    # 4,000 episodes and 3 ms over 987 entities in `bench search`, the in-memory scan well under one
+    EXACT_KNN_MAX = 500
+    # kinds whose vector search has no condition beyond the group (facts have time, entities deletion): their
+    # in-memory vectors carry the record ids, so a search needs no lookup of the ids by seq
+    IDS_IN_MEMORY = frozenset({"episode", "community", "chunk"})
+    VECTOR_CACHE_GROUPS = 8  # (kind, group) entries: a large group holds two or three (facts, episodes, entities)
     # bounds of the per-process caches below (measured: ~130 bytes per cached term, ~200 per count)
     TERM_STATS_MAX = 20_000
     COUNT_CACHE_MAX = 4096
+    QUERY_TERMS_CACHE = 64  # queries whose full-text terms are kept (pure: never stale)
     INTEGRITY_CHECK_BUDGET_S = 5.0  # quick_check at open stops after this (a multi-GB file is reported unchecked)
 
     capabilities = StoreCapabilities(concurrent_readers=1, shared_queue=False)
@@ -98,6 +106,7 @@ class SQLiteStore(SQLStore):
         # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change.
         # Another process's writes are not seen here: a stale count only changes which common terms a query drops.
         self._df_cache = TermStats(self.TERM_STATS_MAX)
+        self._terms_cache: LRU[tuple[str, str], list[str]] = LRU(self.QUERY_TERMS_CACHE)
         self._touched_vectors: set[tuple[str, str]] = set()
         self._vector_cache: dict[tuple[str, str], GroupVectors] = {}
         self._tx_depth = 0
@@ -316,20 +325,31 @@ class SQLiteStore(SQLStore):
         row = self.conn.execute("SELECT gen FROM vector_generations WHERE kind = 'block' AND group_id = ?",
                                 (group_id,)).fetchone()
         gen = row[0] if row else 0
-        key = ("block", group_id)
-        cached = self._vector_cache.get(key)
-        if not isinstance(cached, ScopedGroupVectors) or cached.generation != gen:
+        rows_sql = ("SELECT seq, embedding, json_extract(attributes, '$.user_id'), json_extract(attributes, "
+                    "'$.visibility') FROM blocks WHERE group_id = ? AND embedding IS NOT NULL")
+        return self._cached_vectors(("block", group_id), gen, rows_sql, ScopedGroupVectors)
+
+    def _cached_vectors(self, key: tuple[str, str], gen: int, rows_sql: str, cls: type[GV]) -> GV:
+        """The in-memory vectors of one (kind, group), loaded with ``rows_sql`` when missing or older than ``gen``
+        (a writer in any process bumps it); at most ``VECTOR_CACHE_GROUPS`` entries, the least recently used go."""
+        cached = self._vector_cache.pop(key, None)
+        if not isinstance(cached, cls) or cached.generation != gen:
             t0 = time.perf_counter()
-            rows = self.conn.execute(
-                "SELECT seq, embedding, json_extract(attributes, '$.user_id'), json_extract(attributes, "
-                "'$.visibility') FROM blocks WHERE group_id = ? AND embedding IS NOT NULL", (group_id,)).fetchall()
-            cached = ScopedGroupVectors(gen, rows, int(self._dim or 0))
-            self._vector_cache.pop(key, None)
+            cached = cls(gen, self.conn.execute(rows_sql, (key[1],)).fetchall(), int(self._dim or 0))
             while len(self._vector_cache) >= self.VECTOR_CACHE_GROUPS:
                 self._vector_cache.pop(next(iter(self._vector_cache)))
-            log.info("loaded %d block vectors of a large group in %.0f ms", len(rows), (time.perf_counter() - t0) * 1e3)
-        self._vector_cache[key] = cached
+            log.info("loaded %d %s vectors of a large group in %.0f ms (%s, %.1f MB)", len(cached.seqs), key[0],
+                     (time.perf_counter() - t0) * 1e3, "exact scan" if cached.exact else "binary codes",
+                     cached.nbytes / 1e6)
+        self._vector_cache[key] = cached  # last: the most recently used
         return cached
+
+    def vector_memory(self) -> dict[str, int]:
+        """Bytes held by the in-memory vectors of large groups, by kind (a process-wide cache)."""
+        out: dict[str, int] = {}
+        for (kind, _), cached in self._vector_cache.items():
+            out[kind] = out.get(kind, 0) + cached.nbytes
+        return out
 
     def _vec_delete(self, kind: str, seqs: Sequence[int], group_id: str) -> None:
         if self._dim is None or not seqs:
@@ -384,7 +404,7 @@ class SQLiteStore(SQLStore):
         table = TABLE[kind]
         terms: list[str] = []
         for gid in dict.fromkeys(group_ids):
-            terms += query_terms(gid, query)
+            terms += self._query_terms(gid, query)
         if not terms:
             return []
         terms = self._informative_terms(table, terms, group_ids)
@@ -395,6 +415,16 @@ class SQLiteStore(SQLStore):
                f"{extra} ORDER BY s.rank LIMIT ?")
         rows = self._fetch(sql, (match, limit * 4 + 20, *group_ids, *params, limit))
         return [Hit(r[0], float(r[1])) for r in rows]
+
+    def _query_terms(self, group_id: str, query: str) -> list[str]:
+        """``query_terms``, remembered for a few queries: one search asks for the same query's terms once per kind
+        (stemming is pure Python)."""
+        key = (group_id, query)
+        found = self._terms_cache.get(key)
+        if found is None:
+            found = query_terms(group_id, query)
+            self._terms_cache.put(key, found)
+        return list(found)
 
     def _informative_terms(self, table: str, terms: list[str], group_ids: Sequence[str]) -> list[str]:
         if len(terms) < 2:
@@ -450,10 +480,13 @@ class SQLiteStore(SQLStore):
                 ).fetchall()
                 hits += [Hit(r[0], 1.0 - float(r[1])) for r in rows]
                 continue
-            # large group: Hamming distance on in-memory binary codes picks candidates, float16 rescoring
+            # large group: searched in memory (store.vectors)
             cached = self._group_vectors(kind, gid)
             seqs = cached.nearest(query, fetch)
             if not seqs:
+                continue
+            if cached.ids is not None:  # a kind with no condition of its own: ids come with the vectors
+                hits += [Hit(cached.ids[sq], cached.scores[sq]) for sq in seqs][:limit]
                 continue
             rows = self.conn.execute(
                 f"SELECT x.seq, x.id FROM {table} x WHERE x.seq IN ({_marks(seqs)}) AND x.group_id = ?{extra}",
@@ -468,19 +501,12 @@ class SQLiteStore(SQLStore):
         row = self.conn.execute("SELECT gen FROM vector_generations WHERE kind = ? AND group_id = ?",
                                 (kind, group_id)).fetchone()
         gen = row[0] if row else 0
-        key = (kind, group_id)
-        cached = self._vector_cache.get(key)
-        if cached is None or cached.generation != gen:
-            t0 = time.perf_counter()
-            rows = self.conn.execute(f"SELECT seq, embedding FROM {kind}_emb WHERE grp = ?", (group_id,)).fetchall()
-            cached = GroupVectors(gen, rows, int(self._dim or 0))
-            self._vector_cache.pop(key, None)
-            while len(self._vector_cache) >= self.VECTOR_CACHE_GROUPS:
-                self._vector_cache.pop(next(iter(self._vector_cache)))
-            log.info("loaded %d %s vectors of a large group in %.0f ms", len(rows), kind,
-                     (time.perf_counter() - t0) * 1e3)
-        self._vector_cache[key] = cached
-        return cached
+        if kind in self.IDS_IN_MEMORY:
+            sql = (f"SELECT e.seq, e.embedding, x.id FROM {kind}_emb e JOIN {TABLE[kind]} x ON x.seq = e.seq "
+                   "WHERE e.grp = ?")
+        else:
+            sql = f"SELECT seq, embedding FROM {kind}_emb WHERE grp = ?"
+        return self._cached_vectors((kind, group_id), gen, sql, GroupVectors)
 
     def _vector_count(self, kind: str, group_id: str) -> int:
         n = self._vector_counts.get((kind, group_id))
