@@ -46,8 +46,6 @@ TIME_ANSWER_POOL = 20
 # any question before a candidate (not only the turn right before it) 0.784; when-questions: temporal @5 -0.02
 ANSWER_WEIGHT = 0.4
 ANSWER_POOL = 30
-# a "?" anywhere ("Are they yours? They're so graceful!") rather than at the end: LoCoMo 0-4 recall@10 0.798 -> 0.804,
-# @5 0.693 -> 0.694 (5-9: 0.762 -> 0.765, 0.650 -> 0.648); about 10 adjacency reads a search instead of 8
 # LoCoMo 0-4: recall@10 0.790 -> 0.798, @5 0.690 -> 0.693 (5-9: 0.759 -> 0.762, 0.639 -> 0.650); 0.15 / 0.25:
 # 0.795 / 0.799; when-questions: @5 -0.001
 QUESTION_PENALTY = 0.2
@@ -103,6 +101,8 @@ def asks(text: str) -> bool:
 
 def holds_question(text: str) -> bool:
     """A message with a question in it, anywhere ("Are they yours? They're so graceful!")."""
+    # anywhere rather than at the end: LoCoMo 0-4 recall@10 0.798 -> 0.804, @5 0.693 -> 0.694 (5-9: 0.762 ->
+    # 0.765, 0.650 -> 0.648); about 10 adjacency reads a search instead of 8
     return "?" in text
 
 

@@ -55,11 +55,11 @@ def _root(st: Parse, m: Mention) -> Any:
 def someone_elses(st: Parse, m: Mention) -> bool:
     """The nearest owner above ``m`` (a subject or possessor of it or of a word governing it) is not the
     speaker, or ``m`` is governed by an advice verb."""
-    tok = _root(st, m)
+    start = tok = _root(st, m)
     seen = 0
     while seen < 12:
         seen += 1
-        if tok.lemma_.lower() in ADVICE_VERBS and tok.i != _root(st, m).i:
+        if tok.lemma_.lower() in ADVICE_VERBS and tok.i != start.i:
             return True
         for c in tok.children:
             if c.dep_ in _OWNER_DEPS or (c.dep_ == "dobj" and c.lower_ in OWN_OWNER_WORDS and c.i != tok.i):

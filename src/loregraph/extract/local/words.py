@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -98,18 +99,17 @@ ALL_VERBS = (USE_VERBS | PREFER_VERBS | DECIDE_VERBS | DEPEND_VERBS | WORK_VERBS
 COMMON_ZIPF = 4.5  # Zipf frequency from which a word is an everyday word ("nature" 5.0; "reed" 4.1, "zofia" 2.0)
 
 
-_FIRST_NAMES: Any = None
+@functools.cache
+def _name_list() -> Any:
+    from gender_guesser.detector import Detector  # lazy: it reads its name list on first use
+
+    return Detector(case_sensitive=False)
 
 
 def first_name(word: str) -> bool:
     """A known given name ("Mark", "Chase", "Luna"; ``gender-guesser``'s list of about 40,000), whatever else the
     word means."""
-    global _FIRST_NAMES
-    if _FIRST_NAMES is None:
-        from gender_guesser.detector import Detector  # lazy: it reads its name list on first use
-
-        _FIRST_NAMES = Detector(case_sensitive=False)
-    return bool(_FIRST_NAMES.get_gender(word) != "unknown")
+    return bool(_name_list().get_gender(word) != "unknown")
 
 
 NOUN_ZIPF = 3.5  # from it a word is known in general text ("sushi" 3.7, "garlic" 3.9; "zofia" 2.0)
@@ -121,6 +121,9 @@ def common_word(word: str, zipf: float = COMMON_ZIPF) -> bool:
     from wordfreq import zipf_frequency  # lazy: it loads its word list on first use
 
     return bool(zipf_frequency(word, "en") >= zipf)
+
+
+# the precision gate's classes (stage 7)
 OTHER_OWNER_WORDS = _set("other_owner_words")
 OWN_OWNER_WORDS = _set("own_owner_words")
 ADVICE_VERBS = _set("advice_verbs")
