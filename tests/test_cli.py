@@ -141,3 +141,11 @@ def test_dev_set_scores_stay_above_the_spec_003_floor(tmp_path, name):
     assert s["relation"]["precision"] >= max(0.75, floor["relation"][0]), s
     assert s["relation"]["recall"] >= floor["relation"][1], s
     assert s["current_facts_kept"] >= floor["kept"] and s["stale_facts_avoided"] >= floor["stale"], s
+
+
+@pytest.mark.parametrize("module", ["loregraph", "loregraph.cli", "loregraph.cli.main"])
+def test_every_module_entry_point_runs_the_cli(module):
+    """`python -m loregraph.cli.main` used to import the app and print nothing."""
+    shown = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "extract" in shown.stdout and "search" in shown.stdout

@@ -21,4 +21,8 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:  # pragma: no cover
-    app()
+    app(prog_name="loregraph")
+
+
+if __name__ == "__main__":  # `python -m loregraph.cli.main`
+    main()
