@@ -11,6 +11,7 @@ from collections.abc import Callable
 import psycopg
 import pytest
 
+from loregraph.graph.documents import Chunk, Collection, Document
 from loregraph.store import open_store
 from test_store import SCHEMA, small_graph
 
@@ -40,13 +41,25 @@ def _wait_until(check: Callable[[], bool], what: str) -> None:
     pytest.fail(f"gave up waiting for: {what}")
 
 
-@pytest.mark.parametrize("delete", ["fact", "episode"])
+def _put_document(store, group: str) -> str:
+    """A collection with one two-chunk document in ``group``; its id."""
+    collection = Collection(group_id=group, name="manuals", description="manuals")
+    store.create_collection(collection)
+    doc = Document(group_id=group, collection_id=collection.id, title="pump", chars=30)
+    store.put_document(doc, [Chunk(group_id=group, collection_id=collection.id, document_id=doc.id, ordinal=i,
+                                   content=text, embedding=[0.1 * (i + 1)] * 8)
+                             for i, text in enumerate(["the pump needs oil", "replace the seals"])])
+    return doc.id
+
+
+@pytest.mark.parametrize("delete", ["fact", "episode", "document"])
 def test_a_delete_waits_for_an_open_write_transaction_of_its_group(db_url, delete):
     holder, deleter = _store(db_url), _store(db_url)
     try:
         g, h = small_graph("g", "alpha"), small_graph("h", "beta", seed=10)
         holder.apply(g, SCHEMA)
         holder.apply(h, SCHEMA)
+        documents = {group: _put_document(holder, group) for group in ("g", "h")}
         held, release, started, finished = (threading.Event() for _ in range(4))
         errors: list[BaseException] = []
         results: list[object] = []
@@ -61,6 +74,8 @@ def test_a_delete_waits_for_an_open_write_transaction_of_its_group(db_url, delet
             try:
                 if delete == "fact":
                     results.append(store.delete_fact(group, delta.facts[0].id))
+                elif delete == "document":
+                    results.append(store.delete_document(group, documents[group]))
                 else:
                     results.append(store.delete_episode(group, delta.episodes[0].id))
             except BaseException as exc:  # asserted below
@@ -90,10 +105,16 @@ def test_a_delete_waits_for_an_open_write_transaction_of_its_group(db_url, delet
         assert finished.is_set() and errors == []
         if delete == "fact":
             assert results[-1] == 1 and holder.get_facts("g", [g.facts[0].id]) == []
+        elif delete == "document":
+            assert results[-1] == {"documents": 1, "chunks": 2, "facts": 0, "entities": 0}
+            assert holder.get_documents("g", [documents["g"]]) == []
         else:
             assert results[-1] == {"episodes": 1, "facts": 1, "entities": 2}
             assert holder.count("g")["episodes"] == 0
-        assert holder.count("h")["facts"] == (0 if on_postgres else 1)  # SQLite: group h was not deleted from
+        if delete == "document":
+            assert len(holder.get_documents("h", [documents["h"]])) == (0 if on_postgres else 1)
+        else:
+            assert holder.count("h")["facts"] == (0 if on_postgres else 1)  # SQLite: h was not deleted from
     finally:
         release.set()
         holder.close()
