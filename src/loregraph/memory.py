@@ -536,7 +536,11 @@ class Memory:
     async def find_entity_candidates(self, group_id: str, *, names: Sequence[str] = (),
                                      potential_type_ids: Sequence[str] = (), short_description: str = "",
                                      user_id: str, limit: int | None = None) -> list[Candidate]:
-        """Entities matching names/aliases and block similarity, scored 0.55 * name + 0.45 * weighted semantic."""
+        """Entities matching names/aliases and block similarity, scored 0.55 * name + 0.45 * weighted semantic.
+
+        Spec 001's visibility applies: only entities owned by ``user_id`` or marked ``visibility: SHARED`` (as the
+        knowledge API writes them) are candidates. Entities extracted from messages carry neither, so they are
+        never returned here; find those with ``search``."""
         validate_group_id(group_id)
         return await self._read(self.candidate_finder().find, group_id, names=list(names),
                                 potential_type_ids=list(potential_type_ids), short_description=short_description,
