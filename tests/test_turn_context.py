@@ -208,7 +208,7 @@ async def test_search_finds_the_reply_to_the_question_it_matches(backend, reques
 
 def test_evidence_below_ten_shows_the_best_turn_without_its_context():
     """At k = 5 the best turn's context turns give way to the next best hits (their scores already carry the
-    context); from k = 10 the context comes right after the best turn."""
+    context), but for its reply when the best turn asks; from k = 10 the context comes right after the best turn."""
     def turn(name: str, seconds: int) -> Episode:
         return Episode(group_id="g1", name=name, content=name, role="user", conversation_id="s1",
                        valid_at=T0 + timedelta(seconds=seconds))
@@ -220,3 +220,7 @@ def test_evidence_below_ten_shows_the_best_turn_without_its_context():
     assert [e.episode.name for e in res.evidence(3)] == ["best", "hit0", "hit1"]
     assert [e.episode.name for e in res.evidence(10)][:4] == ["best", "before", "after", "hit0"]
     assert len(res.evidence(10)) == 10
+    # a best turn that asks brings its reply, the turn after it
+    asking = best.model_copy(update={"content": "Which game do you like best?"})
+    res.episodes[0] = ScoredEpisode(asking, 1.0)
+    assert [e.episode.name for e in res.evidence(3)] == ["best", "after", "hit0"]
