@@ -168,8 +168,10 @@ async def test_evidence_keeps_the_best_turns_neighbours_next_to_it(open_memory):
     assert "finish the marathon" in best.content
     ctx = res.context[best.id]
     assert [e.content.split(": ", 1)[1] for e in ctx] == [turns[1]]  # next turn, same conversation only
-    ev = [e.episode.id for e in res.evidence(3)]
+    ev = [e.episode.id for e in res.evidence(10)]
     assert ev[:2] == [best.id, ctx[0].id]
+    # below k = 10 only the reply of a best turn that asks comes with it (this one asks)
+    assert [e.episode.id for e in res.evidence(2)] == [best.id, ctx[0].id]
     assert m.store.adjacent_episodes("other-group", best.id, 1) == []
     assert [e.content.split(": ", 1)[1] for e in (await m.search("finish the marathon", "g1", limit=3))
             .context[best.id]] == [turns[1]]  # one turn each side by default below limit 10

@@ -7,8 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from loregraph.graph.types import Episode
 from loregraph.memory import Memory, Message
 from loregraph.search.dates import FOLLOWING_DAYS, Window, named_window
+from loregraph.search.hybrid import ScoredEpisode, SearchResults
 from loregraph.search.turns import (
     ANSWER_WEIGHT,
     CONTEXT_WEIGHT,
@@ -72,6 +74,18 @@ def week() -> timedelta:
     return timedelta(days=FOLLOWING_DAYS)
 
 
+def test_a_range_of_days_or_months_becomes_one_window():
+    """ "Between August 11 and August 15 2023": from the first day to the last, the first taking the year of the
+    second; a range of months the same; a "between" of no dates is no range."""
+    assert named_window("Where was John between August 11 and August 15 2023?") == \
+        Window(day(2023, 8, 11), day(2023, 8, 16) + week())
+    assert named_window("Did they meet in Boston between August and November 2023? Answer yes or no.") == \
+        Window(day(2023, 8, 1), day(2023, 12, 1) + week())
+    assert named_window("What did she paint between 3 March and 5 April, 2022?") == \
+        Window(day(2022, 3, 3), day(2022, 4, 6) + week())
+    assert named_window("How many months passed between Andrew adopting Toby and Buddy?") is None
+
+
 @pytest.mark.parametrize("text", ["How many pets did Andrew have, as of September 2023?",  # a bound, not a window
                                   "What changed after May 3, 2023?", "What did Mark 2022 do?",  # no month
                                   "Who called on February 30, 2023?",  # not a date
@@ -131,6 +145,8 @@ def test_a_turn_said_in_the_named_window_is_lifted():
 def test_a_when_question_lifts_the_turns_that_tell_a_time():
     assert asks_when("When did Audrey move to a new place?") and asks_when("How long has John played drums?")
     assert asks_when("What year did they meet?") and not asks_when("What did Audrey eat for dinner?")
+    assert asks_when("How many weeks passed between Maria adopting Coco and Shadow?")
+    assert not asks_when("How many dogs does Audrey have?")
     assert tells_time("Woohoo! I moved last week, bigger backyard!") and tells_time("I've had them 3 years ago")
     assert not tells_time("I love my new place with a bigger backyard.")
     texts = {"place": "Audrey(user): I love my new place.", "moved": "Audrey(user): Yesterday I moved to a new place!",
@@ -188,3 +204,23 @@ async def test_search_finds_the_reply_to_the_question_it_matches(backend, reques
         without = await m.search(question, "g1", limit=3, include=["episodes"])
         assert "Xenoblade" not in " ".join(e.episode.content for e in without.episodes[:2])
         assert (await m.search(question, "other", limit=3, include=["episodes"])).episodes == []
+
+
+def test_evidence_below_ten_shows_the_best_turn_without_its_context():
+    """At k = 5 the best turn's context turns give way to the next best hits (their scores already carry the
+    context), but for its reply when the best turn asks; from k = 10 the context comes right after the best turn."""
+    def turn(name: str, seconds: int) -> Episode:
+        return Episode(group_id="g1", name=name, content=name, role="user", conversation_id="s1",
+                       valid_at=T0 + timedelta(seconds=seconds))
+    best, before, after = turn("best", 10), turn("before", 9), turn("after", 11)
+    hits = [turn(f"hit{n}", 100 + n) for n in range(10)]
+    res = SearchResults(episodes=[ScoredEpisode(best, 1.0)] + [ScoredEpisode(h, 0.9 - n / 100) for n, h in
+                                                                enumerate(hits)],
+                        context={best.id: [before, after]})
+    assert [e.episode.name for e in res.evidence(3)] == ["best", "hit0", "hit1"]
+    assert [e.episode.name for e in res.evidence(10)][:4] == ["best", "before", "after", "hit0"]
+    assert len(res.evidence(10)) == 10
+    # a best turn that asks brings its reply, the turn after it
+    asking = best.model_copy(update={"content": "Which game do you like best?"})
+    res.episodes[0] = ScoredEpisode(asking, 1.0)
+    assert [e.episode.name for e in res.evidence(3)] == ["best", "after", "hit0"]

@@ -31,6 +31,11 @@ _PERIOD_AGAINST = re.compile(rf"\b(?:days?|weeks?|weekend|months?|night|morning|
                              rf"(?:{_MDY}|{_DMY})", re.I)
 # "in June", not "in June 2023" nor "in June, 2023"
 _MONTH_ALONE = re.compile(r"\bin\s+(" + "|".join(calendar.month_name[1:]) + r")\b(?!\.?,?\s*\d)", re.I)
+# "between August 11 and August 15 2023": the two ends, each parsed on its own
+_BETWEEN = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?=[?.!;]|$)", re.I)
+_MONTH_DAY = re.compile(_MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?", re.I)  # "August 11"
+_DAY_MONTH = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH, re.I)  # "11 August"
+_MONTH_ONLY = re.compile(_MONTH, re.I)  # "August"
 _BOUND = re.compile(r"\b(as of|before|after|since)\b", re.I)
 _AS_OF = re.compile(r"\b(as of|since)\b", re.I)
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
@@ -66,15 +71,52 @@ def _the_day(start: datetime | None) -> Window | None:
     return Window(start, start + timedelta(days=1 + FOLLOWING_DAYS)) if start else None
 
 
+def _span(text: str, year: int | None) -> tuple[datetime, datetime] | None:
+    """[start, end) of the day or month ``text`` names entirely ("August 15 2023", "11 August", "November 2023");
+    ``year`` for one named without its year (None: the year is required); None when ``text`` is no such date."""
+    text = text.strip()
+    start: datetime | None = None
+    if m := _MONTH_DAY_YEAR.fullmatch(text):
+        start = _day(int(m[3]), _month(m[1]), int(m[2]))
+    elif m := _DAY_MONTH_YEAR.fullmatch(text):
+        start = _day(int(m[3]), _month(m[2]), int(m[1]))
+    elif year and (m := _MONTH_DAY.fullmatch(text)):
+        start = _day(year, _month(m[1]), int(m[2]))
+    elif year and (m := _DAY_MONTH.fullmatch(text)):
+        start = _day(year, _month(m[2]), int(m[1]))
+    else:
+        if m := _MONTH_YEAR.fullmatch(text):
+            y, month = int(m[2]), _month(m[1])
+        elif year and (m := _MONTH_ONLY.fullmatch(text)):
+            y, month = year, _month(m[1])
+        else:
+            return None
+        return datetime(y, month, 1, tzinfo=UTC), datetime(y + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    return (start, start + timedelta(days=1)) if start else None
+
+
+def _between(text: str) -> Window | None:
+    """The window of a range of days or months ("between August 11 and August 15 2023"), or None."""
+    if not (m := _BETWEEN.search(text)) or not (last := _span(m[2], None)):
+        return None
+    first = _span(m[1], last[0].year)
+    if first is None or first[0] >= last[1]:
+        return None
+    return Window(first[0], last[1] + timedelta(days=FOLLOWING_DAYS))
+
+
 def named_window(text: str) -> Window | None:
-    """The window of the first day or month ``text`` names (widened by ``FOLLOWING_DAYS``), of the date a period
-    is placed against, or of a month named without its year; None when it names none or names a date as a bound."""
+    """The window of the first day or month ``text`` names (widened by ``FOLLOWING_DAYS``), of a range of them, of
+    the date a period is placed against, or of a month named without its year; None when it names none or names a
+    date as a bound."""
     if (m := _PERIOD_AGAINST.search(text)) and not _AS_OF.search(text):
         if m[1]:
             return _the_day(_day(int(m[3]), _month(m[1]), int(m[2])))
         return _the_day(_day(int(m[6]), _month(m[5]), int(m[4])))
     if _BOUND.search(text):
         return None
+    if window := _between(text):
+        return window
     if m := _MONTH_DAY_YEAR.search(text):
         return _the_day(_day(int(m[3]), _month(m[1]), int(m[2])))
     if m := _DAY_MONTH_YEAR.search(text):

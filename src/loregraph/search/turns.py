@@ -60,11 +60,14 @@ _TELLS_TIME = re.compile(
     r"(19|20)\d\d|january|february|march|april|june|july|august|september|october|november|december|"
     r"\d+ (days?|weeks?|months?|years?)|(a|one|two|three|four|five|six|few|couple of) (days?|weeks?|months?|years?)|"
     r"weekend|when i was)\b", re.I)
-_ASKS_WHEN = re.compile(r"^\s*(when|what (year|month|date|day|time))\b|\bhow long\b|\bwhich (year|month)\b", re.I)
+# "How many weeks passed between...", "How many years...": a span of time is asked like "how long"
+_ASKS_WHEN = re.compile(r"^\s*(when|what (year|month|date|day|time))\b|\bhow long\b|\bwhich (year|month)\b|"
+                        r"\bhow many (days|weeks|months|years)\b", re.I)
 
 
 def asks_when(question: str) -> bool:
-    """A question about the time of something: "When did...", "How long...", "What year...", "Which month..."."""
+    """A question about the time of something: "When did...", "How long...", "What year...", "Which month...",
+    "How many weeks..."."""
     return bool(_ASKS_WHEN.search(question))
 
 
