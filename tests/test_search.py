@@ -233,3 +233,48 @@ async def test_entity_candidate_requests_are_checked_naming_the_field(open_memor
     assert str(e.value) == "potential_type_ids[1]: unknown entity type 'person'"
     assert await ask("g", names=["Ada"], user_id="u", limit=0) == []  # 0: the default limit
     assert await ask("g", names=["Ada"], user_id="u", potential_type_ids=["node.person"]) == []
+
+
+async def test_sqlite_full_text_runs_while_the_query_is_embedded_and_finds_the_same(mem, monkeypatch):
+    """SQLite (issue 16): the BM25 retrievals need no query vector, so they run on a helper thread while the query
+    is embedded; the search waits for them before it touches the store again and finds exactly what the same search
+    run in sequence finds."""
+    import threading
+
+    from loregraph.search.hybrid import SearchRequest
+
+    searcher, store = mem.searcher, mem.store
+    fact_text_done = threading.Event()
+    real_fulltext, real_embedder = store.fulltext, searcher.embedder
+
+    def fulltext(kind, *args, **kwargs):
+        hits = real_fulltext(kind, *args, **kwargs)
+        if kind == "fact":
+            fact_text_done.set()
+        return hits
+
+    overlapped: list[bool] = []
+
+    class Watching:
+        """The real embedder; notes whether the facts' full text was retrieved while it embedded."""
+
+        def embed_one(self, text):
+            overlapped.append(fact_text_done.wait(timeout=30))
+            return real_embedder.embed_one(text)
+
+        def __getattr__(self, name):
+            return getattr(real_embedder, name)
+
+    def shown(res):
+        return ([(f.fact.id, f.score) for f in res.facts], [(e.entity.id, e.score) for e in res.entities],
+                [(e.episode.id, e.score) for e in res.episodes])
+
+    monkeypatch.setattr(store, "fulltext", fulltext)
+    monkeypatch.setattr(searcher, "embedder", Watching())
+    req = SearchRequest(query="Where does Orion store its data?", group_ids=["g1"])
+    ahead = await mem._read(searcher.search, req)
+    assert overlapped == [True]
+    monkeypatch.setattr(searcher, "_text_ahead", None)  # the same search, each retrieval in turn
+    fact_text_done.set()
+    in_turn = await mem._read(searcher.search, req)
+    assert shown(ahead) == shown(in_turn) and ahead.facts
