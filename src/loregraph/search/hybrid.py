@@ -7,7 +7,7 @@ answers what was true at a time. Every primitive is scoped to the requested grou
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -223,16 +223,10 @@ class HybridSearch:
         # the entity stage instead of after it; results are the same
         self._prefetcher = (ThreadPoolExecutor(max_workers=4, thread_name_prefix="loregraph-search")
                             if store.capabilities.concurrent_readers > 1 else None)
-        # a single-reader store (SQLite) runs the full-text retrievals, which need no query vector, on one helper
-        # thread while the query is embedded; the search waits for all of them before it touches the store again,
-        # so the store is never used by two threads at once. Results are the same.
-        self._text_ahead = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="loregraph-fulltext")
-                            if self._prefetcher is None else None)
 
     def close(self) -> None:
-        for pool in (self._prefetcher, self._text_ahead):
-            if pool is not None:
-                pool.shutdown(wait=True)
+        if self._prefetcher is not None:
+            self._prefetcher.shutdown(wait=True)
 
     def search(self, req: SearchRequest) -> SearchResults:
         """Search, then apply the relevance floor: when the best match of the query stays below it, the results
@@ -273,28 +267,13 @@ class HybridSearch:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         tf = TimeFilter(as_of=req.as_of, include_expired=req.include_ended and req.as_of is None)
+        qvec = self.embedder.embed_one(req.query)
+        timings["embed"] = _ms(t0)
         fetch = max(req.limit * 5, self.MIN_POOL)  # fusion normalises over the candidate pool: keep it wide
         out = SearchResults()
         groups = list(dict.fromkeys(req.group_ids))
         flt = req.filters
         fact_fetch = max(req.limit * 5, self.FACT_POOL)
-        ent_fetch, com_fetch = max(req.limit * 5, self.FACT_POOL), max(req.limit * 2, 10)
-        ahead: dict[str, Future[list[Hit]]] = {}
-        if self._text_ahead is not None:
-            for kind, n, wanted in (("entity", ent_fetch, "entities"), ("fact", fact_fetch, "facts"),
-                                    ("episode", fetch, "episodes"), ("community", com_fetch, "communities")):
-                if kind == "entity" or wanted in req.include:  # entities seed the graph expansion: always searched
-                    ahead[kind] = self._text_ahead.submit(self._fulltext, kind, groups, req.query, n, tf)
-        try:
-            qvec = self.embedder.embed_one(req.query)
-        finally:
-            wait(ahead.values())  # the store is the helper thread's until its retrievals are done
-        timings["embed"] = _ms(t0)
-
-        def hits(kind: str, n: int) -> tuple[list[Hit], list[Hit]]:
-            bm25 = ahead[kind].result() if kind in ahead else self._fulltext(kind, groups, req.query, n, tf)
-            return bm25, self._vector(kind, groups, qvec, n, tf)
-
         early: dict[str, tuple[Future[list[Hit]], Future[list[Hit]]]] = {}
         if self._prefetcher is not None:
             for kind, n, wanted in (("fact", fact_fetch, "facts"), ("episode", fetch, "episodes")):
@@ -305,7 +284,7 @@ class HybridSearch:
         # entities first: they seed the graph expansion
         t = time.perf_counter()
         closest: dict[str, float] = {}  # closest cosine per part: the calibrated relevance signal
-        ent_ranked = self._fused("entity", groups, req.query, qvec, ent_fetch, tf, req, hits("entity", ent_fetch),
+        ent_ranked = self._fused("entity", groups, req.query, qvec, max(req.limit * 5, self.FACT_POOL), tf, req,
                                  best=closest)
         entities: dict[str, Entity] = {}
         need = max(req.limit, 3)
@@ -326,7 +305,7 @@ class HybridSearch:
                 bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, max(req.limit * 5, self.FACT_POOL))
             # facts keep the smaller pool: the wider one paid off for episodes only (LoCoMo, conversations 0-4)
             bm25, vec = ((early["fact"][0].result(), early["fact"][1].result()) if "fact" in early else
-                         hits("fact", fact_fetch))
+                         self._hits("fact", groups, req.query, qvec, fact_fetch, tf))
             if vec:
                 closest["fact"] = max(h.score for h in vec)
             if req.fusion == "rrf":
@@ -365,8 +344,7 @@ class HybridSearch:
 
         if "communities" in req.include:
             t = time.perf_counter()
-            ranked = self._fused("community", groups, req.query, qvec, com_fetch, tf, req,
-                                 hits("community", com_fetch))[:req.limit]
+            ranked = self._fused("community", groups, req.query, qvec, max(req.limit * 2, 10), tf, req)[:req.limit]
             found: dict[str, Community] = {}
             for g in groups:
                 found.update({c.id: c for c in self.store.get_communities(g, [i for i, _ in ranked])})
@@ -377,7 +355,7 @@ class HybridSearch:
             t = time.perf_counter()
             ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req,
                                     (early["episode"][0].result(), early["episode"][1].result())
-                                    if "episode" in early else hits("episode", fetch), best=closest)
+                                    if "episode" in early else None, best=closest)
             if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
                 places: dict[str, tuple[str | None, datetime]] = {}
                 for g in groups:
