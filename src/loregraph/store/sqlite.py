@@ -303,7 +303,7 @@ class SQLiteStore(SQLStore):
             seqs = cached.nearest(query, limit, None if user_id is None else cached.visible_to(user_id))
         if not seqs:
             return []
-        rows = self._fetch(f"SELECT {BLOCK_COLS}, embedding FROM blocks WHERE group_id = ? AND seq IN "
+        rows = self._fetch(f"SELECT {BLOCK_COLS}, embedding FROM blocks WHERE +group_id = ? AND seq IN "  # rowid
                            f"({_marks(seqs)}) AND embedding IS NOT NULL AND {self._VISIBLE_SQL}",
                            (group_id, *seqs, user_id, user_id))
         if not rows:
@@ -488,8 +488,10 @@ class SQLiteStore(SQLStore):
             if cached.ids is not None:  # a kind with no condition of its own: ids come with the vectors
                 hits += [Hit(cached.ids[sq], cached.scores[sq]) for sq in seqs][:limit]
                 continue
+            # `+group_id`: by the rowid, never by an index on group_id (one without statistics, as a migration
+            # leaves it, looked cheaper to the planner and read the whole group: 11.7 ms a search at 100k facts)
             rows = self.conn.execute(
-                f"SELECT x.seq, x.id FROM {table} x WHERE x.seq IN ({_marks(seqs)}) AND x.group_id = ?{extra}",
+                f"SELECT x.seq, x.id FROM {table} x WHERE x.seq IN ({_marks(seqs)}) AND +x.group_id = ?{extra}",
                 (*seqs, gid, *params)).fetchall()
             ids = dict(rows)
             sims = cached.scores
