@@ -93,9 +93,21 @@ def test_large_groups_find_what_sqlite_finds_and_only_their_own_rows(pg_or_citus
         lite.close()
 
 
+def _held_as_loaded(s: PostgresStore, kind: str, group: str) -> bool:
+    """The vectors ``s`` holds for (kind, group) equal those a fresh load gives."""
+    held = s._vector_cache[(kind, group)][0]
+    with s._read() as c:
+        fresh = GroupVectors(held.generation, s._load_vectors(c, kind, group, None), DIM)  # type: ignore[arg-type]
+    return (np.array_equal(held.seqs, fresh.seqs) and np.array_equal(held.codes, fresh.codes)
+            and np.array_equal(held.vectors, fresh.vectors) and held.ids == fresh.ids)
+
+
+@pytest.mark.parametrize("codes", [False, True], ids=["exact", "codes"])
 @pytest.mark.parametrize("pg_or_citus", ["pg_db", "citus_db"], indirect=True)
-def test_another_processes_writes_reach_the_vectors_held_in_memory(pg_or_citus):
+def test_another_processes_writes_reach_the_vectors_held_in_memory(pg_or_citus, codes, monkeypatch, caplog):
     url = pg_or_citus
+    if codes:  # binary codes + float16 rescoring (every vector a candidate: still the exact order here)
+        monkeypatch.setattr(GroupVectors, "EXACT_SCAN_MAX", 0)
     writer, reader = _store(url), _store(url)
     try:
         deltas = _fill(writer)
@@ -106,13 +118,23 @@ def test_another_processes_writes_reach_the_vectors_held_in_memory(pg_or_citus):
         src = deltas[0].entities
         new = Fact(group_id="big", source_id=src[0].id, target_id=src[1].id, type="KNOWS", fact="new fact",
                    valid_at=deltas[0].facts[0].valid_at, embedding=q.tolist())
+        caplog.set_level("INFO", logger="loregraph.store")
         writer.apply(GraphDelta(group_id="big", facts=[new]), SCHEMA)
         assert [h.id for h in reader.vector("fact", ["big"], q, 5)] == [new.id, *before[:4]]
+        # only inserts since: the new row read and added to those held, the same as loading them all
+        assert "added 1 fact vectors" in caplog.text and "loaded" not in caplog.text
+        assert _held_as_loaded(reader, "fact", "big")
+        reader.vector("episode", ["big"], q, 5)  # held from here on
+        writer.apply(small_graph("big", "more", seed=31337), SCHEMA)  # an episode, two entities, a fact
+        reader.vector("episode", ["big"], q, 5)
+        assert _held_as_loaded(reader, "episode", "big")
+        assert "added 1 episode vectors" in caplog.text
         # update of an embedding: the old best moves away from the query
         far = deltas[[d.facts[0].id for d in deltas].index(before[0])].facts[0]
         writer.apply(GraphDelta(group_id="big", facts=[far.model_copy(update={"embedding": (-q).tolist()})]), SCHEMA)
         got = [h.id for h in reader.vector("fact", ["big"], q, 5)]
         assert got == _exact(url, "facts", "big", q, 5) and before[0] not in got
+        assert _held_as_loaded(reader, "fact", "big")
         # delete
         assert writer.delete_fact("big", new.id) == 1
         assert [h.id for h in reader.vector("fact", ["big"], q, 5)] == _exact(url, "facts", "big", q, 5)

@@ -9,8 +9,9 @@ one difference is that N and the average document length are per group here (glo
 exact kNN with pgvector's cosine distance within each group; past ``VECTORS_IN_MEMORY_MIN_ROWS`` rows of a kind a
 group's vectors are searched in this process's memory exactly as the SQLite store searches its large groups
 (``loregraph.store.vectors``: binary codes pick candidates, float16 rescoring ranks them), so both backends return
-the same neighbours; each write bumps the group's ``vector_generations`` token in its transaction and a search
-reloads vectors whose token changed. With that switched off (``LOREGRAPH_PG_VECTORS_IN_MEMORY=off``) a large
+the same neighbours; each write sets new tokens in the group's ``vector_generations`` row in its transaction, and a
+search reads what is new since the vectors it holds (the rows inserted after them; everything, after an update or a
+delete of vectors already there). With that switched off (``LOREGRAPH_PG_VECTORS_IN_MEMORY=off``) a large
 group is searched through its own HNSW index. Traversal is a recursive CTE.
 
 Connections come from a psycopg pool (``pool_size``, default 4, or ``LOREGRAPH_PG_POOL_SIZE``): any number of
@@ -184,7 +185,7 @@ class PostgresStore(SQLStore):
             raise StoreError(f"{VECTORS_IN_MEMORY_ENV} must be on or off, got {mode!r}")
         if mode == "off":
             self.VECTORS_IN_MEMORY_MIN_ROWS = None
-        self._vector_cache: dict[tuple[str, str], GroupVectors] = {}
+        self._vector_cache: dict[tuple[str, str], tuple[GroupVectors, int | None]] = {}  # with their base token
         self._vector_lock = threading.RLock()  # the cache, and GroupVectors.nearest (it keeps the last scores)
         try:
             self.citus = self._detect_citus(citus)
@@ -274,7 +275,7 @@ class PostgresStore(SQLStore):
         committing = False
         if getattr(self._local, "conn", None) is None:  # a new transaction: forget what the last one read
             self._local.fts_docs, self._local.fts_before = {}, {}
-            self._local.vectors_touched = set()
+            self._local.vectors_touched = {}
         try:
             with self._read() as c:
                 self._flush_fts_stats(c)  # the enclosing block's, before a savepoint that may roll back
@@ -284,7 +285,7 @@ class PostgresStore(SQLStore):
                         self._flush_fts_stats(c)
                     finally:
                         self._local.fts_pending = {}
-                        self._local.vectors_touched = set()
+                        self._local.vectors_touched = {}
                     committing = True
         except psycopg.Error as exc:
             busy = lock_timeout_error(exc)  # lock_timeout, a deadlock: nothing written, the call can be retried
@@ -503,8 +504,10 @@ class PostgresStore(SQLStore):
                 f"SELECT id, fts_len, tsvector_to_array(fts), fts::text FROM {table} WHERE group_id = %s "
                 "AND id = ANY(%s) AND fts IS NOT NULL", (gid, ids))}
         rows = self._upsert_rows(c, table, records, update, "id, seq, fts_len, tsvector_to_array(fts), fts::text")
-        if any(name == "embedding" and value is not None for _, cols in records for name, _, value, _ in cols):
-            self._touch_vectors(kind, gid)
+        embedded = {v["id"] for v, cols in records for name, _, value, _ in cols if name == "embedding"
+                    and value is not None}
+        if embedded:  # rows that were there already: an update (which may change their vectors)
+            self._touch_vectors(kind, gid, rewrite=bool(embedded & before.keys()))
         after = {r[0]: (r[2], r[3], r[4]) for r in rows if r[3] is not None}  # an id written twice: its last write
         self._change_fts_stats(c, kind, gid, [b[:2] for b in before.values()], [a[:2] for a in after.values()])
         # the postings of rows whose terms changed: the old ones out, the new ones read back from the rows
@@ -557,12 +560,15 @@ class PostgresStore(SQLStore):
     def _flush_fts_stats(self, c: Any) -> None:
         touched = self._local.__dict__.get("vectors_touched")
         if touched:
-            # a random token, not a counter: a group deleted and written again never repeats an older token that
-            # a process may still hold with its vectors in memory
-            self._insert_rows(c, "INSERT INTO vector_generations AS v (kind, group_id, gen)",
-                              [(k, g, secrets.randbits(62)) for k, g in sorted(touched)],
-                              "ON CONFLICT (kind, group_id) DO UPDATE SET gen = excluded.gen")
-            self._local.vectors_touched = set()
+            # random tokens, not counters: a group deleted and written again never repeats an older token that a
+            # process may still hold with its vectors in memory. base changes only with a rewrite (and a new row).
+            for rewrite in (False, True):
+                self._insert_rows(c, "INSERT INTO vector_generations AS v (kind, group_id, gen, base)",
+                                  [(k, g, secrets.randbits(62), secrets.randbits(62))
+                                   for (k, g), r in sorted(touched.items()) if r == rewrite],
+                                  "ON CONFLICT (kind, group_id) DO UPDATE SET gen = excluded.gen" +
+                                  (", base = excluded.base" if rewrite else ""))
+            self._local.vectors_touched = {}
         pending = self._local.__dict__.get("fts_pending")
         if not pending:
             return
@@ -623,11 +629,13 @@ class PostgresStore(SQLStore):
         self._change_fts_stats(c, kind, group_id, [(n, lex) for _, n, lex in gone if lex is not None], [])
         self._drop_postings(c, kind, group_id, [i for i, _, lex in gone if lex is not None])
         if gone:
-            self._touch_vectors(kind, group_id)
+            self._touch_vectors(kind, group_id, rewrite=True)
 
-    def _touch_vectors(self, kind: str, group_id: str) -> None:
-        """This transaction changed the group's vectors of ``kind``: a new generation token when it ends."""
-        self._local.__dict__.setdefault("vectors_touched", set()).add((kind, group_id))
+    def _touch_vectors(self, kind: str, group_id: str, rewrite: bool) -> None:
+        """This transaction changed the group's vectors of ``kind``: new tokens when it ends (``rewrite``: it
+        changed or deleted vectors that were there, not only inserted new ones)."""
+        touched = self._local.__dict__.setdefault("vectors_touched", {})
+        touched[(kind, group_id)] = touched.get((kind, group_id), False) or rewrite
 
     def delete_group(self, group_id: str) -> dict[str, int]:
         from psycopg import sql as psql
@@ -746,35 +754,35 @@ class PostgresStore(SQLStore):
         if self.VECTORS_IN_MEMORY_MIN_ROWS is not None:
             with self._read() as c:
                 large = self._large_vector_groups(c, kind, groups)
-                for gid, gen in large.items():
-                    hits += self._memory_vector(c, kind, gid, gen, embedding, limit, time)
+                for gid, tokens in large.items():
+                    hits += self._memory_vector(c, kind, gid, tokens, embedding, limit, time)
             server = [g for g in groups if g not in large]
         if server:
             hits += self._server_vector(kind, server, embedding, limit, time)
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
-    def _large_vector_groups(self, c: Any, kind: SearchKind, groups: list[str]) -> dict[str, int]:
-        """The groups searched in memory, with their vectors' generation tokens (0: never written by a store that
-        keeps them). Not a group this thread's open transaction changed: its token moves only at commit."""
-        touched = self._local.__dict__.get("vectors_touched") or set()
+    def _large_vector_groups(self, c: Any, kind: SearchKind, groups: list[str]) -> dict[str, tuple[int, int | None]]:
+        """The groups searched in memory, with their vectors' tokens (gen, base; 0 and None: never written by a
+        store that keeps them). Not a group this thread's open transaction changed: its tokens move at commit."""
+        touched = self._local.__dict__.get("vectors_touched") or {}
         one = len(groups) == 1  # equality: a single-shard query on Citus
         rows = c.execute(
-            "SELECT s.group_id, s.docs, g.gen FROM fts_stats s LEFT JOIN vector_generations g ON g.group_id = "
+            "SELECT s.group_id, s.docs, g.gen, g.base FROM fts_stats s LEFT JOIN vector_generations g ON g.group_id = "
             f"s.group_id AND g.kind = s.kind WHERE s.kind = %s AND s.group_id {'= %s' if one else '= ANY(%s)'}",
             (kind, groups[0] if one else groups)).fetchall()
         floor = self.VECTORS_IN_MEMORY_MIN_ROWS or 0
-        return {g: int(gen or 0) for g, docs, gen in rows if docs > floor and (kind, g) not in touched}
+        return {g: (int(gen or 0), base) for g, docs, gen, base in rows if docs > floor and (kind, g) not in touched}
 
-    def _memory_vector(self, c: Any, kind: SearchKind, group_id: str, gen: int, embedding: np.ndarray, limit: int,
-                       time: TimeFilter | None) -> list[Hit]:
+    def _memory_vector(self, c: Any, kind: SearchKind, group_id: str, tokens: tuple[int, int | None],
+                       embedding: np.ndarray, limit: int, time: TimeFilter | None) -> list[Hit]:
         """SQLiteStore.vector's large-group path: the ``fetch`` best by the in-memory search, held to the kind's
         filter (facts by time, entities not deleted) by their rows, the best ``limit`` of those."""
         query = np.asarray(embedding, dtype=np.float32)
         # facts need headroom for the time filter applied after the kNN; others only for deleted rows
         fetch = limit * 2 + 10 if kind == "fact" else limit + 5
         with self._vector_lock:
-            cached = self._group_vectors(c, kind, group_id, gen)
+            cached = self._group_vectors(c, kind, group_id, *tokens)
             seqs = cached.nearest(query, fetch)
             scores = cached.scores
         if not seqs:
@@ -786,35 +794,51 @@ class PostgresStore(SQLStore):
                                      f"x.seq = ANY(?){extra}"), (group_id, seqs, *params)).fetchall())
         return [Hit(ids[sq], scores[sq]) for sq in seqs if sq in ids][:limit]
 
-    def _group_vectors(self, c: Any, kind: SearchKind, group_id: str, gen: int) -> GroupVectors:
-        """The group's vectors of ``kind`` in memory, loaded (in insertion order, as SQLite loads them) when
-        missing or of another generation; at most ``VECTOR_CACHE_GROUPS`` entries. Under ``_vector_lock``."""
+    def _group_vectors(self, c: Any, kind: SearchKind, group_id: str, gen: int, base: int | None) -> GroupVectors:
+        """The group's vectors of ``kind`` in memory (in insertion order, as SQLite loads them): as held while
+        ``gen`` is theirs; the rows inserted since added while ``base`` is (only inserts happened); else loaded
+        whole. At most ``VECTOR_CACHE_GROUPS`` entries. Under ``_vector_lock``."""
         key = (kind, group_id)
-        cached = self._vector_cache.pop(key, None)
+        held = self._vector_cache.pop(key, None)
+        cached = held[0] if held is not None else None
+        if cached is not None and cached.generation != gen:
+            t0 = time.perf_counter()
+            after = int(cached.seqs[-1]) if held is not None and held[1] == base and len(cached.seqs) else None
+            new = self._load_vectors(c, kind, group_id, after) if after is not None else []
+            cached = cached.extended(gen, new) if new else None
+            if cached is not None:
+                log.info("added %d %s vectors to a large group's in %.0f ms", len(new), kind,
+                         (time.perf_counter() - t0) * 1e3)
         if cached is None or cached.generation != gen:
             t0 = time.perf_counter()
-            dim = int(self._dim or 0)
-            with_ids = kind in self.IDS_IN_MEMORY
-            with c.cursor(binary=True) as cur:  # pgvector's binary form: dim, unused (2 x uint16), big-endian floats
-                rows = cur.execute(f"SELECT seq, embedding{', id' if with_ids else ''} FROM {TABLE[kind]} "
-                                   "WHERE group_id = %s AND embedding IS NOT NULL ORDER BY seq",
-                                   (group_id,)).fetchall()
-            raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), 4 + 4 * dim)
-            mat = np.ascontiguousarray(raw[:, 4:]).view(">f4").astype(np.float32)
-            cached = GroupVectors(gen, [(r[0], mat[i].tobytes(), *r[2:]) for i, r in enumerate(rows)], dim)
-            while len(self._vector_cache) >= self.VECTOR_CACHE_GROUPS:
-                self._vector_cache.pop(next(iter(self._vector_cache)))
+            cached = GroupVectors(gen, self._load_vectors(c, kind, group_id, None), int(self._dim or 0))
             log.info("loaded %d %s vectors of a large group in %.0f ms (%s, %.1f MB)", len(cached.seqs), kind,
                      (time.perf_counter() - t0) * 1e3, "exact scan" if cached.exact else "binary codes",
                      cached.nbytes / 1e6)
-        self._vector_cache[key] = cached  # last: the most recently used
+        while len(self._vector_cache) >= self.VECTOR_CACHE_GROUPS:
+            self._vector_cache.pop(next(iter(self._vector_cache)))
+        self._vector_cache[key] = (cached, base)  # last: the most recently used
         return cached
+
+    def _load_vectors(self, c: Any, kind: SearchKind, group_id: str, after: int | None) -> list[tuple[Any, ...]]:
+        """(seq, float32 bytes[, id]) of the group's vectors of ``kind`` (inserted after seq ``after``), in
+        insertion order, read in pgvector's binary form (dimension, unused: 2 x uint16; big-endian floats)."""
+        dim = int(self._dim or 0)
+        with c.cursor(binary=True) as cur:
+            rows = cur.execute(f"SELECT seq, embedding{', id' if kind in self.IDS_IN_MEMORY else ''} FROM "
+                               f"{TABLE[kind]} WHERE group_id = %s AND embedding IS NOT NULL AND seq > %s "
+                               "ORDER BY seq", (group_id, -1 if after is None else after)).fetchall()
+        if not rows:
+            return []
+        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), 4 + 4 * dim)
+        mat = np.ascontiguousarray(raw[:, 4:]).view(">f4").astype(np.float32)
+        return [(r[0], mat[i].tobytes(), *r[2:]) for i, r in enumerate(rows)]
 
     def vector_memory(self) -> dict[str, int]:
         """Bytes held by the in-memory vectors of large groups, by kind (this store's cache)."""
         out: dict[str, int] = {}
         with self._vector_lock:
-            for (kind, _), cached in self._vector_cache.items():
+            for (kind, _), (cached, _) in self._vector_cache.items():
                 out[kind] = out.get(kind, 0) + cached.nbytes
         return out
 
