@@ -57,9 +57,10 @@ class GroupVectors:
     def extended(self, generation: int, rows: Sequence[tuple[Any, ...]]) -> GroupVectors | None:
         """A copy with ``rows`` (the constructor's form, inserted after every row held) at the end: what loading
         them all would give. None when the rows held and new would be searched the other way (exact scan or
-        binary codes): then load them all."""
+        binary codes), or for a subclass (whose own per-row data this does not extend): then load them all."""
         n = len(self.seqs) + len(rows)
-        if not rows or (n <= self.EXACT_SCAN_MAX) != self.exact or (self.ids is not None) != (len(rows[0]) > 2):
+        if (type(self) is not GroupVectors or not rows or (n <= self.EXACT_SCAN_MAX) != self.exact
+                or (self.ids is not None) != (len(rows[0]) > 2)):
             return None
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
