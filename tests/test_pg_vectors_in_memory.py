@@ -183,3 +183,21 @@ def test_a_transactions_own_writes_are_searched_before_it_commits(pg_db):
         assert s.vector("fact", ["big"], q, 1)[0].id == new.id
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("in_memory", [True, False], ids=["in-memory", "server"])
+def test_no_hnsw_index_for_kinds_searched_in_memory(pg_db, in_memory):
+    """Groups searched in memory get no HNSW index (it would only slow their writes); searched on the server, the
+    groups past ``HNSW_MIN_ROWS`` get theirs."""
+    s = _store(pg_db, 10 if in_memory else None)
+    s.HNSW_MIN_ROWS = 30 if in_memory else 20  # in memory from 10 rows, long before an index would be built
+    try:
+        _fill(s)
+        s.checkpoint()
+        with psycopg.connect(pg_db) as c:
+            names = [r[0] for r in c.execute("SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%'")]
+        assert len(names) == (0 if in_memory else 6), names  # facts, episodes, entities of both groups
+        q = np.asarray(vec(8))
+        assert [h.id for h in s.vector("fact", ["big"], q, 5)] == _exact(pg_db, "facts", "big", q, 5)
+    finally:
+        s.close()

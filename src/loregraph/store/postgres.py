@@ -426,6 +426,10 @@ class PostgresStore(SQLStore):
 
         if self._dim is None:
             return
+        if self.VECTORS_IN_MEMORY_MIN_ROWS is not None and self.VECTORS_IN_MEMORY_MIN_ROWS < self.HNSW_MIN_ROWS:
+            # searched in memory long before an index would pay (and an index costs every insert): only blocks,
+            # always searched on the server, get one
+            wanted = [w for w in wanted if w[0] == "block"]
         todo = [w for w in dict.fromkeys(wanted) if w not in self._indexed]
         if not todo:
             return
