@@ -53,3 +53,35 @@ def test_bench_pg_vectors_small_scale(pg_url):
     name = re.search(r"throw-away database: (\w+)", text).group(1)
     with psycopg.connect(pg_url) as c:
         assert c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None
+
+
+def test_bench_search_reuses_its_groups_and_both_backends_agree(pg_url, tmp_path):
+    """``--reuse``: the first run builds and keeps the group (PostgreSQL and the SQLite file in TMPDIR), the second
+    searches the same facts without building; the two backends return the same top-10 for every query (fact ids
+    follow from their position: both builds, and both runs, have the same ids)."""
+    name = "lg_bench_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")
+    url = pg_url.rsplit("/", 1)[0] + "/" + name
+    try:
+        outs = []
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-m", "loregraph.cli", "bench", "search", "--facts", "1500",
+                                  "--queries", "20", "--db", url, "--compare-sqlite", "--reuse"],
+                                 capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                                 env={**os.environ, "TMPDIR": str(tmp_path), "COLUMNS": "200"})
+            assert out.returncode == 0, out.stderr[-3000:]
+            outs.append(out)
+        first, second = outs
+        assert "building 1500 facts" in first.stderr and "reusing" not in first.stderr
+        assert second.stderr.count("reusing the 1500 facts of group bench-reuse-1500-7") == 2, second.stderr
+        assert "building" not in second.stderr
+        for out in outs:
+            compare = [ln for ln in out.stdout.splitlines() if ln.startswith("search-compare ")]
+            assert re.search(r"top10_overlap=1\.000 top10_same_order=1\.000 ", compare[0]), compare
+        assert (tmp_path / "loregraph-bench-reuse-1500-7.db").exists()
+        with psycopg.connect(url) as c:  # kept for the next run
+            assert c.execute("SELECT COUNT(*) FROM facts WHERE group_id = 'bench-reuse-1500-7'").fetchone()[0] == 1500
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -90,3 +90,23 @@ def test_scores_are_cosine_similarities_whatever_the_stored_length(monkeypatch):
         assert got[0] == exact_top(mat, q, 1)[0]
         for sq in got:
             assert abs(gv.scores[sq] - float(mat[sq - 1000] @ q)) < 2e-3  # float16 rescoring above the scan
+
+
+def test_extended_equals_loading_every_row_and_declines_a_change_of_mode(monkeypatch):
+    """``extended`` (rows inserted after those held, added without reloading them) gives what one load of all rows
+    gives: seqs, ids, codes, vectors and neighbours; it declines when the group crosses the exact-scan limit."""
+    monkeypatch.setattr(GroupVectors, "EXACT_SCAN_MAX", 300)
+    rng = np.random.default_rng(4)
+    mat = rng.standard_normal((900, 24)).astype(np.float32)
+    rows = [(i * 3 + 1, mat[i].tobytes(), f"id{i}") for i in range(900)]
+    for held, total in ((100, 250), (400, 900)):  # exact scan, binary codes
+        full = GroupVectors(9, rows[:total], 24)
+        grown = GroupVectors(1, rows[:held], 24).extended(9, rows[held:total])
+        assert grown is not None and grown.generation == 9 and grown.exact == full.exact
+        assert np.array_equal(grown.seqs, full.seqs) and grown.ids == full.ids
+        assert np.array_equal(grown.codes, full.codes) and np.array_equal(grown.vectors, full.vectors)
+        for _ in range(5):
+            q = rng.standard_normal(24).astype(np.float32)
+            assert grown.nearest(q, 10) == full.nearest(q, 10) and grown.scores == full.scores
+    assert GroupVectors(1, rows[:250], 24).extended(2, rows[250:400]) is None  # exact -> codes: load them all
+    assert GroupVectors(1, rows[:250], 24).extended(2, []) is None

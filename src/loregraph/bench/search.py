@@ -32,19 +32,30 @@ def _backend(url: str) -> str:
     return "postgresql" if url_scheme(url) in ("postgresql", "postgres") else "sqlite"
 
 
-def _temp_sqlite() -> str:
+def _temp_sqlite(reuse: str | None = None) -> str:
+    """A new temporary SQLite file; with ``reuse`` (a name), the same file in the system's temporary directory on
+    every run."""
+    if reuse:
+        return f"sqlite:///{Path(tempfile.gettempdir()) / f'loregraph-{reuse}.db'}"
     return f"sqlite:///{Path(tempfile.mkdtemp(prefix='loregraph-bench-')) / 'bench.db'}"
 
 
+def _reuse_name(facts: int, seed: int) -> str:
+    return f"bench-reuse-{facts}-{seed}"
+
+
 async def run_search_bench(*, facts: int, queries: int, db: str | None, seed: int, console: Console,
-                           compare_sqlite: bool = False) -> None:
+                           compare_sqlite: bool = False, reuse: bool = False) -> None:
     """One line per backend: ``db`` (default: a new temporary SQLite file), then, with ``compare_sqlite`` and a
-    PostgreSQL ``db``, a new temporary SQLite file with the same seed (same facts, same queries) in the same run."""
-    urls = [db or _temp_sqlite()]
+    PostgreSQL ``db``, a new temporary SQLite file with the same seed (same facts, same queries) in the same run.
+    With ``reuse``, the group built is kept (in ``db``, and in an SQLite file of the temporary directory) and a
+    later run with the same ``facts`` and ``seed`` searches it without building it again."""
+    name = _reuse_name(facts, seed) if reuse else None
+    urls = [db or _temp_sqlite(name)]
     if compare_sqlite and _backend(urls[0]) != "sqlite":
-        urls.append(_temp_sqlite())
-    runs = [await _bench_one(url, facts=facts, queries=queries, seed=seed, console=console, own_db=url != db)
-            for url in urls]
+        urls.append(_temp_sqlite(name))
+    runs = [await _bench_one(url, facts=facts, queries=queries, seed=seed, console=console, own_db=url != db,
+                             reuse=reuse) for url in urls]
     if len(runs) == 2:
         print(compare_line(*runs), flush=True)
 
@@ -64,7 +75,7 @@ def compare_line(db: tuple[float, list[list[tuple[str, str]]]], sqlite: tuple[fl
 
 
 async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: Console,
-                     own_db: bool) -> tuple[float, list[list[tuple[str, str]]]]:
+                     own_db: bool, reuse: bool = False) -> tuple[float, list[list[tuple[str, str]]]]:
     """The search p50 (ms) and each query's top facts (text, valid time)."""
     import uuid
 
@@ -76,17 +87,26 @@ async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: 
     world = World(seed)
     # a database given by the caller may hold other groups (or an earlier run's): build a group of our own and
     # delete it at the end
-    group = "bench" if own_db else f"bench-{uuid.uuid4().hex[:8]}"
-    console.print(f"({backend}) building {facts} facts in group {group}")
+    group = _reuse_name(facts, seed) if reuse else "bench" if own_db else f"bench-{uuid.uuid4().hex[:8]}"
     try:
-        t0 = time.perf_counter()
-        with console.status(f"writing {facts} facts") as status:
+        stored = (await m.count(group))["facts"] if reuse else 0
+        if reuse and stored == facts:  # built by an earlier run: only its vectors and ids are recomputed
+            console.print(f"({backend}) reusing the {facts} facts of group {group}")
             matrix, fact_ids, n_ents = await build_group(m, world, group, facts, np.random.default_rng(seed),
-                                                         status)
-        t_index = time.perf_counter()
-        await m.checkpoint()
-        console.print(f"checkpoint (PostgreSQL: vector indexes, ANALYZE) took {time.perf_counter() - t_index:.1f} s")
-        console.print(f"built {facts} facts, {n_ents} entities in {time.perf_counter() - t0:.1f} s")
+                                                         write=False)
+        else:
+            if stored:  # an earlier run stopped half way
+                await m.delete_group(group)
+            console.print(f"({backend}) building {facts} facts in group {group}")
+            t0 = time.perf_counter()
+            with console.status(f"writing {facts} facts") as status:
+                matrix, fact_ids, n_ents = await build_group(m, world, group, facts, np.random.default_rng(seed),
+                                                             status)
+            t_index = time.perf_counter()
+            await m.checkpoint()
+            console.print(f"checkpoint (PostgreSQL: vector indexes, ANALYZE) took "
+                          f"{time.perf_counter() - t_index:.1f} s")
+            console.print(f"built {facts} facts, {n_ents} entities in {time.perf_counter() - t0:.1f} s")
 
         qs = [world.question() for _ in range(queries)]
         for q in qs[:5]:  # warm caches and the model
@@ -125,7 +145,7 @@ async def _bench_one(url: str, *, facts: int, queries: int, seed: int, console: 
               f"facts={facts} vector_recall_at_20={recall:.3f}{memory}", flush=True)
         return p50, tops
     finally:
-        if not own_db:
+        if not own_db and not reuse:
             try:
                 await m.delete_group(group)
             except Exception as exc:  # reported, never hides the measurement
@@ -147,9 +167,12 @@ async def vector_recall(m: Any, group: str, queries: list[str], matrix: np.ndarr
 
 
 async def build_group(m: Any, world: World, group: str, facts: int, rng: np.random.Generator,
-                      status: Any = None) -> tuple[np.ndarray, list[str], int]:
+                      status: Any = None, write: bool = True) -> tuple[np.ndarray, list[str], int]:
     """Write ``facts`` synthetic facts (and an episode per five) into ``group`` through ``Memory.upsert_delta``;
-    returns the fact vectors, their ids and the number of entities."""
+    returns the fact vectors, their ids and the number of entities. Fact ids follow from their position, so
+    ``write=False`` recomputes what an earlier build with the same ``world`` and ``rng`` wrote."""
+    import uuid
+
     from loregraph.graph.types import Entity, Episode, Fact, GraphDelta
 
     emb = m.embedder
@@ -162,7 +185,8 @@ async def build_group(m: Any, world: World, group: str, facts: int, rng: np.rand
             for n, t, v in zip(names, types, name_vecs, strict=True)]
     by_name = {e.name: e for e in ents}
     vec_of = dict(zip(names, name_vecs, strict=True))
-    await m.upsert_delta(GraphDelta(group_id=group, entities=ents))
+    if write:
+        await m.upsert_delta(GraphDelta(group_id=group, entities=ents))
     base = datetime(2024, 1, 1, tzinfo=UTC)
     batch: list[Fact] = []
     eps: list[Episode] = []
@@ -181,12 +205,14 @@ async def build_group(m: Any, world: World, group: str, facts: int, rng: np.rand
         when = base + timedelta(minutes=done)
         if done % 5 == 0:
             eps.append(Episode(group_id=group, content=text, valid_at=when, embedding=v.tolist()))
-        batch.append(Fact(group_id=group, source_id=by_name[s].id, target_id=by_name[o].id, type=rtype,
-                          fact=text, valid_at=when, episodes=[eps[-1].id], embedding=v.tolist()))
+        batch.append(Fact(id=str(uuid.uuid5(uuid.NAMESPACE_OID, f"loregraph-bench-fact-{done}")), group_id=group,
+                          source_id=by_name[s].id, target_id=by_name[o].id, type=rtype, fact=text, valid_at=when,
+                          episodes=[eps[-1].id], embedding=v.tolist() if write else None))
         fact_ids.append(batch[-1].id)
         done += 1
         if len(batch) >= 2000 or done == facts:
-            await m.upsert_delta(GraphDelta(group_id=group, facts=batch, episodes=eps))
+            if write:
+                await m.upsert_delta(GraphDelta(group_id=group, facts=batch, episodes=eps))
             batch, eps = [], []
             if status is not None:
                 status.update(f"writing facts of {group}: {done}/{facts}")

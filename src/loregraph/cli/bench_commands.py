@@ -38,6 +38,10 @@ def bench_search(facts: int = typer.Option(100000, min=100), queries: int = type
                  compare_sqlite: bool = typer.Option(False, "--compare-sqlite",
                                                      help="With a PostgreSQL --db: also run on a new temporary "
                                                           "SQLite file in the same run (one line per backend)."),
+                 reuse: bool = typer.Option(False, "--reuse",
+                                            help="Keep the group built (in --db, and in an SQLite file of the "
+                                                 "temporary directory) and search it again, without building it, "
+                                                 "in later runs with the same --facts and --seed."),
                  compare_pg: str = typer.Option(None, "--compare-pg",
                                                 help="Tenants mode: a plain PostgreSQL URL measured next to --db "
                                                      "(a Citus coordinator) with the same groups."),
@@ -61,7 +65,7 @@ def bench_search(facts: int = typer.Option(100000, min=100), queries: int = type
     from loregraph.bench.search import run_search_bench
 
     run(run_search_bench(facts=facts, queries=queries, db=db, seed=seed, console=err,
-                          compare_sqlite=compare_sqlite))
+                          compare_sqlite=compare_sqlite, reuse=reuse))
 
 
 @bench_app.command("pg-vectors")

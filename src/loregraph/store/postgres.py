@@ -6,8 +6,13 @@ group-prefixed, stemmed terms of ``loregraph.store.text`` in a tsvector and one 
 posting lists with the group's statistics (``fts_stats``, ``fts_terms``), all three kept by the store in its write
 transactions, so ranking follows SQLite's FTS5 ``bm25()`` (ties in insertion order, as FTS5's rowid order); the
 one difference is that N and the average document length are per group here (global in FTS5). Vector search is
-exact kNN with pgvector's cosine distance within each group, or a group's own HNSW index once it is large.
-Traversal is a recursive CTE.
+exact kNN with pgvector's cosine distance within each group; past ``VECTORS_IN_MEMORY_MIN_ROWS`` rows of a kind a
+group's vectors are searched in this process's memory exactly as the SQLite store searches its large groups
+(``loregraph.store.vectors``: binary codes pick candidates, float16 rescoring ranks them), so both backends return
+the same neighbours; each write sets new tokens in the group's ``vector_generations`` row in its transaction, and a
+search reads what is new since the vectors it holds (the rows inserted after them; everything, after an update or a
+delete of vectors already there). With that switched off (``LOREGRAPH_PG_VECTORS_IN_MEMORY=off``) a large
+group is searched through its own HNSW index. Traversal is a recursive CTE.
 
 Connections come from a psycopg pool (``pool_size``, default 4, or ``LOREGRAPH_PG_POOL_SIZE``): any number of
 threads may use one store at once. A connection is checked before each use, so a store survives a server
@@ -21,6 +26,7 @@ import logging
 import math
 import os
 import re
+import secrets
 import select
 import threading
 import time
@@ -39,6 +45,7 @@ from loregraph.schema import Schema
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 from loregraph.store.sql import BLOCK_COLS, TABLE, ExtraColumn, SQLStore
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, query_terms, terms
+from loregraph.store.vectors import GroupVectors
 
 log = logging.getLogger("loregraph.store")
 
@@ -104,6 +111,7 @@ def _check_connection(conn: Any) -> None:
 
 
 CITUS_ENV = "LOREGRAPH_CITUS"
+VECTORS_IN_MEMORY_ENV = "LOREGRAPH_PG_VECTORS_IN_MEMORY"
 COORDINATOR_LOCAL_TABLES = ("jobs",)
 """Tables with a group_id kept on the Citus coordinator instead of distributed: the job queue (its claims scan
 every group's pending jobs in acceptance order, which on a distributed table is a multi-shard ``FOR UPDATE``;
@@ -131,6 +139,12 @@ class PostgresStore(SQLStore):
     # Vectors: exact kNN within a group up to this many rows of a kind, a partial HNSW index of the group beyond
     # (measured: exact p50 4.8 ms at 3k rows, 20 ms at 10k, 44 ms at 30k; the index 1.0-1.7 ms at 10k-30k)
     HNSW_MIN_ROWS = 3000
+    # Vectors of a (kind, group) past this many rows are searched in memory (see the module docstring); ``None``:
+    # never (exact kNN, then HNSW, on the server). SQLite's large-group threshold (SQLiteStore.EXACT_KNN_MAX).
+    VECTORS_IN_MEMORY_MIN_ROWS: int | None = 500
+    VECTOR_CACHE_GROUPS = 8  # (kind, group) entries held in memory; the least recently used go
+    # kinds whose vector search has no condition beyond the group: their in-memory vectors carry the record ids
+    IDS_IN_MEMORY = frozenset({"episode", "community", "chunk"})
     INDEX_BUILD_MEMORY = "512MB"  # maintenance_work_mem while building an index (a 100k-row graph is ~200 MB)
 
     @classmethod
@@ -166,6 +180,13 @@ class PostgresStore(SQLStore):
         self.capabilities = StoreCapabilities(concurrent_readers=size, shared_queue=True)
         self._local = threading.local()
         self._indexed: set[tuple[str, str]] = set()
+        mode = os.environ.get(VECTORS_IN_MEMORY_ENV, "on").strip().lower()
+        if mode not in ("on", "off"):
+            raise StoreError(f"{VECTORS_IN_MEMORY_ENV} must be on or off, got {mode!r}")
+        if mode == "off":
+            self.VECTORS_IN_MEMORY_MIN_ROWS = None
+        self._vector_cache: dict[tuple[str, str], tuple[GroupVectors, int | None]] = {}  # with their base token
+        self._vector_lock = threading.RLock()  # the cache, and GroupVectors.nearest (it keeps the last scores)
         try:
             self.citus = self._detect_citus(citus)
             self._init_common()
@@ -254,6 +275,7 @@ class PostgresStore(SQLStore):
         committing = False
         if getattr(self._local, "conn", None) is None:  # a new transaction: forget what the last one read
             self._local.fts_docs, self._local.fts_before = {}, {}
+            self._local.vectors_touched = {}
         try:
             with self._read() as c:
                 self._flush_fts_stats(c)  # the enclosing block's, before a savepoint that may roll back
@@ -263,6 +285,7 @@ class PostgresStore(SQLStore):
                         self._flush_fts_stats(c)
                     finally:
                         self._local.fts_pending = {}
+                        self._local.vectors_touched = {}
                     committing = True
         except psycopg.Error as exc:
             busy = lock_timeout_error(exc)  # lock_timeout, a deadlock: nothing written, the call can be retried
@@ -403,6 +426,10 @@ class PostgresStore(SQLStore):
 
         if self._dim is None:
             return
+        if self.VECTORS_IN_MEMORY_MIN_ROWS is not None and self.VECTORS_IN_MEMORY_MIN_ROWS < self.HNSW_MIN_ROWS:
+            # searched in memory long before an index would pay (and an index costs every insert): only blocks,
+            # always searched on the server, get one
+            wanted = [w for w in wanted if w[0] == "block"]
         todo = [w for w in dict.fromkeys(wanted) if w not in self._indexed]
         if not todo:
             return
@@ -481,6 +508,10 @@ class PostgresStore(SQLStore):
                 f"SELECT id, fts_len, tsvector_to_array(fts), fts::text FROM {table} WHERE group_id = %s "
                 "AND id = ANY(%s) AND fts IS NOT NULL", (gid, ids))}
         rows = self._upsert_rows(c, table, records, update, "id, seq, fts_len, tsvector_to_array(fts), fts::text")
+        embedded = {v["id"] for v, cols in records for name, _, value, _ in cols if name == "embedding"
+                    and value is not None}
+        if embedded:  # rows that were there already: an update (which may change their vectors)
+            self._touch_vectors(kind, gid, rewrite=bool(embedded & before.keys()))
         after = {r[0]: (r[2], r[3], r[4]) for r in rows if r[3] is not None}  # an id written twice: its last write
         self._change_fts_stats(c, kind, gid, [b[:2] for b in before.values()], [a[:2] for a in after.values()])
         # the postings of rows whose terms changed: the old ones out, the new ones read back from the rows
@@ -531,6 +562,17 @@ class PostgresStore(SQLStore):
                     df[term] = df.get(term, 0) + sign
 
     def _flush_fts_stats(self, c: Any) -> None:
+        touched = self._local.__dict__.get("vectors_touched")
+        if touched:
+            # random tokens, not counters: a group deleted and written again never repeats an older token that a
+            # process may still hold with its vectors in memory. base changes only with a rewrite (and a new row).
+            for rewrite in (False, True):
+                self._insert_rows(c, "INSERT INTO vector_generations AS v (kind, group_id, gen, base)",
+                                  [(k, g, secrets.randbits(62), secrets.randbits(62))
+                                   for (k, g), r in sorted(touched.items()) if r == rewrite],
+                                  "ON CONFLICT (kind, group_id) DO UPDATE SET gen = excluded.gen" +
+                                  (", base = excluded.base" if rewrite else ""))
+            self._local.vectors_touched = {}
         pending = self._local.__dict__.get("fts_pending")
         if not pending:
             return
@@ -590,6 +632,14 @@ class PostgresStore(SQLStore):
                             "RETURNING id, fts_len, tsvector_to_array(fts)", (group_id, list(ids)))
         self._change_fts_stats(c, kind, group_id, [(n, lex) for _, n, lex in gone if lex is not None], [])
         self._drop_postings(c, kind, group_id, [i for i, _, lex in gone if lex is not None])
+        if gone:
+            self._touch_vectors(kind, group_id, rewrite=True)
+
+    def _touch_vectors(self, kind: str, group_id: str, rewrite: bool) -> None:
+        """This transaction changed the group's vectors of ``kind``: new tokens when it ends (``rewrite``: it
+        changed or deleted vectors that were there, not only inserted new ones)."""
+        touched = self._local.__dict__.setdefault("vectors_touched", {})
+        touched[(kind, group_id)] = touched.get((kind, group_id), False) or rewrite
 
     def delete_group(self, group_id: str) -> dict[str, int]:
         from psycopg import sql as psql
@@ -608,6 +658,9 @@ class PostgresStore(SQLStore):
                 c.execute(f"DELETE FROM {table} WHERE group_id = %s", (group_id,))
             self._indexed = {k for k in self._indexed if k[1] != group_id}
             c.execute("DELETE FROM fts_terms WHERE group_id = %s", (group_id,))
+        with self._vector_lock:
+            for key in [k for k in self._vector_cache if k[1] == group_id]:
+                del self._vector_cache[key]
         return counts
 
     # ---- retrieval primitives -------------------------------------------------------------------
@@ -693,24 +746,122 @@ class PostgresStore(SQLStore):
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
                time: TimeFilter | None = None) -> list[Hit]:
-        """Cosine kNN within each group (score = 1 - cosine distance): exact, or through the group's partial HNSW
-        index once it has one. Never a prepared (generic) plan: only a plan made for the group's value can use
-        the group's partial index."""
+        """Cosine kNN within each group (score = 1 - cosine distance): in memory for a group past
+        ``VECTORS_IN_MEMORY_MIN_ROWS`` rows of the kind (the SQLite store's search of large groups, same
+        candidates and scores), else on the server: exact, or through the group's partial HNSW index once it has
+        one."""
         if self._dim is None or not group_ids or limit <= 0:
             return []
+        groups = list(dict.fromkeys(group_ids))
+        hits: list[Hit] = []
+        server = groups
+        if self.VECTORS_IN_MEMORY_MIN_ROWS is not None:
+            with self._read() as c:
+                large = self._large_vector_groups(c, kind, groups)
+                for gid, tokens in large.items():
+                    hits += self._memory_vector(c, kind, gid, tokens, embedding, limit, time)
+            server = [g for g in groups if g not in large]
+        if server:
+            hits += self._server_vector(kind, server, embedding, limit, time)
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]
+
+    def _large_vector_groups(self, c: Any, kind: SearchKind, groups: list[str]) -> dict[str, tuple[int, int | None]]:
+        """The groups searched in memory, with their vectors' tokens (gen, base; 0 and None: never written by a
+        store that keeps them). Not a group this thread's open transaction changed: its tokens move at commit."""
+        touched = self._local.__dict__.get("vectors_touched") or {}
+        one = len(groups) == 1  # equality: a single-shard query on Citus
+        rows = c.execute(
+            "SELECT s.group_id, s.docs, g.gen, g.base FROM fts_stats s LEFT JOIN vector_generations g ON g.group_id = "
+            f"s.group_id AND g.kind = s.kind WHERE s.kind = %s AND s.group_id {'= %s' if one else '= ANY(%s)'}",
+            (kind, groups[0] if one else groups)).fetchall()
+        floor = self.VECTORS_IN_MEMORY_MIN_ROWS or 0
+        return {g: (int(gen or 0), base) for g, docs, gen, base in rows if docs > floor and (kind, g) not in touched}
+
+    def _memory_vector(self, c: Any, kind: SearchKind, group_id: str, tokens: tuple[int, int | None],
+                       embedding: np.ndarray, limit: int, time: TimeFilter | None) -> list[Hit]:
+        """SQLiteStore.vector's large-group path: the ``fetch`` best by the in-memory search, held to the kind's
+        filter (facts by time, entities not deleted) by their rows, the best ``limit`` of those."""
+        query = np.asarray(embedding, dtype=np.float32)
+        # facts need headroom for the time filter applied after the kNN; others only for deleted rows
+        fetch = limit * 2 + 10 if kind == "fact" else limit + 5
+        with self._vector_lock:
+            cached = self._group_vectors(c, kind, group_id, *tokens)
+            seqs = cached.nearest(query, fetch)
+            scores = cached.scores
+        if not seqs:
+            return []
+        if cached.ids is not None:  # a kind with no condition of its own: ids come with the vectors
+            return [Hit(cached.ids[sq], scores[sq]) for sq in seqs][:limit]
+        extra, params = self._kind_filter(kind, "x", time)
+        ids = dict(c.execute(self._q(f"SELECT x.seq, x.id FROM {TABLE[kind]} x WHERE x.group_id = ? AND "
+                                     f"x.seq = ANY(?){extra}"), (group_id, seqs, *params)).fetchall())
+        return [Hit(ids[sq], scores[sq]) for sq in seqs if sq in ids][:limit]
+
+    def _group_vectors(self, c: Any, kind: SearchKind, group_id: str, gen: int, base: int | None) -> GroupVectors:
+        """The group's vectors of ``kind`` in memory (in insertion order, as SQLite loads them): as held while
+        ``gen`` is theirs; the rows inserted since added while ``base`` is (only inserts happened); else loaded
+        whole. At most ``VECTOR_CACHE_GROUPS`` entries. Under ``_vector_lock``."""
+        key = (kind, group_id)
+        held = self._vector_cache.pop(key, None)
+        cached = held[0] if held is not None else None
+        if cached is not None and cached.generation != gen:
+            t0 = time.perf_counter()
+            after = int(cached.seqs[-1]) if held is not None and held[1] == base and len(cached.seqs) else None
+            new = self._load_vectors(c, kind, group_id, after) if after is not None else []
+            cached = cached.extended(gen, new) if new else None
+            if cached is not None:
+                log.info("added %d %s vectors to a large group's in %.0f ms", len(new), kind,
+                         (time.perf_counter() - t0) * 1e3)
+        if cached is None or cached.generation != gen:
+            t0 = time.perf_counter()
+            cached = GroupVectors(gen, self._load_vectors(c, kind, group_id, None), int(self._dim or 0))
+            log.info("loaded %d %s vectors of a large group in %.0f ms (%s, %.1f MB)", len(cached.seqs), kind,
+                     (time.perf_counter() - t0) * 1e3, "exact scan" if cached.exact else "binary codes",
+                     cached.nbytes / 1e6)
+        while len(self._vector_cache) >= self.VECTOR_CACHE_GROUPS:
+            self._vector_cache.pop(next(iter(self._vector_cache)))
+        self._vector_cache[key] = (cached, base)  # last: the most recently used
+        return cached
+
+    def _load_vectors(self, c: Any, kind: SearchKind, group_id: str, after: int | None) -> list[tuple[Any, ...]]:
+        """(seq, float32 bytes[, id]) of the group's vectors of ``kind`` (inserted after seq ``after``), in
+        insertion order, read in pgvector's binary form (dimension, unused: 2 x uint16; big-endian floats)."""
+        dim = int(self._dim or 0)
+        with c.cursor(binary=True) as cur:
+            rows = cur.execute(f"SELECT seq, embedding{', id' if kind in self.IDS_IN_MEMORY else ''} FROM "
+                               f"{TABLE[kind]} WHERE group_id = %s AND embedding IS NOT NULL AND seq > %s "
+                               "ORDER BY seq", (group_id, -1 if after is None else after)).fetchall()
+        if not rows:
+            return []
+        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), 4 + 4 * dim)
+        mat = np.ascontiguousarray(raw[:, 4:]).view(">f4").astype(np.float32)
+        return [(r[0], mat[i].tobytes(), *r[2:]) for i, r in enumerate(rows)]
+
+    def vector_memory(self) -> dict[str, int]:
+        """Bytes held by the in-memory vectors of large groups, by kind (this store's cache)."""
+        out: dict[str, int] = {}
+        with self._vector_lock:
+            for (kind, _), (cached, _) in self._vector_cache.items():
+                out[kind] = out.get(kind, 0) + cached.nbytes
+        return out
+
+    def _server_vector(self, kind: SearchKind, groups: list[str], embedding: np.ndarray, limit: int,
+                       time: TimeFilter | None) -> list[Hit]:
+        """Exact kNN on the server, or through the group's partial HNSW index once it has one. Never a prepared
+        (generic) plan: only a plan made for the group's value can use the group's partial index."""
         table = TABLE[kind]
         extra, params = self._kind_filter(kind, "x", time)
         q = _vec_text(embedding)
         hits: list[Hit] = []
         with self._read() as c, self._vector_settings(c):
-            for gid in dict.fromkeys(group_ids):
+            for gid in groups:
                 rows = c.execute(self._q(
                     f"SELECT x.id, x.embedding <=> ?::vector AS d FROM {table} x WHERE x.group_id = ? AND "
                     f"x.embedding IS NOT NULL{extra} ORDER BY x.embedding <=> ?::vector LIMIT ?"),
                     (q, gid, *params, q, limit), prepare=False).fetchall()
                 hits += [Hit(r[0], 1.0 - float(r[1])) for r in rows]
-        hits.sort(key=lambda h: -h.score)
-        return hits[:limit]
+        return hits
 
     def fact_edges(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                    limit: int) -> list[tuple[str, str, str]]:

@@ -29,22 +29,53 @@ class GroupVectors:
         self.generation = generation
         self.seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         self.ids: dict[int, str] | None = {int(r[0]): str(r[2]) for r in rows} if rows and len(rows[0]) > 2 else None
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-        # unit length, so a dot product is the cosine similarity sqlite-vec's exact path reports
-        mat = mat / np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
+        mat = self._unit(rows, dim)
         self.exact = len(rows) <= self.EXACT_SCAN_MAX
         self.bits = dim
         if self.exact:
             self.vectors: np.ndarray = mat
             self.codes = np.zeros((0, len(rows)), dtype=np.uint64)
         else:
-            codes = np.packbits(mat > 0, axis=1)
-            pad = (-codes.shape[1]) % 8
-            if pad:
-                codes = np.pad(codes, ((0, 0), (0, pad)))
-            self.codes = np.ascontiguousarray(codes.view(np.uint64).T)  # (words, n): fast column popcount
+            self.codes = self._codes(mat)
             self.vectors = mat.astype(np.float16)
         self.scores: dict[int, float] = {}
+
+    @staticmethod
+    def _unit(rows: Sequence[tuple[Any, ...]], dim: int) -> np.ndarray:
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        # unit length, so a dot product is the cosine similarity sqlite-vec's exact path reports
+        return mat / np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
+
+    @staticmethod
+    def _codes(mat: np.ndarray) -> np.ndarray:
+        codes = np.packbits(mat > 0, axis=1)
+        pad = (-codes.shape[1]) % 8
+        if pad:
+            codes = np.pad(codes, ((0, 0), (0, pad)))
+        return np.ascontiguousarray(codes.view(np.uint64).T)  # (words, n): fast column popcount
+
+    def extended(self, generation: int, rows: Sequence[tuple[Any, ...]]) -> GroupVectors | None:
+        """A copy with ``rows`` (the constructor's form, inserted after every row held) at the end: what loading
+        them all would give. None when the rows held and new would be searched the other way (exact scan or
+        binary codes), or for a subclass (whose own per-row data this does not extend): then load them all."""
+        n = len(self.seqs) + len(rows)
+        if (type(self) is not GroupVectors or not rows or (n <= self.EXACT_SCAN_MAX) != self.exact
+                or (self.ids is not None) != (len(rows[0]) > 2)):
+            return None
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.generation = generation
+        out.seqs = np.concatenate([self.seqs, np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))])
+        out.ids = None if self.ids is None else {**self.ids, **{int(r[0]): str(r[2]) for r in rows}}
+        mat = self._unit(rows, self.bits)
+        if self.exact:
+            out.vectors = np.concatenate([self.vectors, mat])
+            out.codes = np.zeros((0, n), dtype=np.uint64)
+        else:
+            out.codes = np.ascontiguousarray(np.concatenate([self.codes, self._codes(mat)], axis=1))
+            out.vectors = np.concatenate([self.vectors, mat.astype(np.float16)])
+        out.scores = {}
+        return out
 
     @property
     def nbytes(self) -> int:
