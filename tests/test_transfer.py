@@ -383,3 +383,27 @@ def test_facts_of_a_soft_deleted_entity_round_trip(sqlite_url, backend, request)
         assert [f.id for f in s.list_facts("g", TimeFilter(include_expired=True), 10)] == [fact.id]
     for s in (a, target, b):
         s.close()
+
+
+@pytest.mark.parametrize("target", ["sqlite", "postgres"])
+def test_facts_ended_by_a_message_move_with_why_and_by_whom(sqlite_url, pg_db, target):
+    """An ending records ``end_reason`` / ``ended_by`` on the fact (the store writes them, not the schema's
+    properties); the import refused them as undeclared, so any memory with an ended fact could not move."""
+    from loregraph.graph.types import FactInvalidation
+    from loregraph.transfer import migrate as move
+
+    source = open_store(sqlite_url())
+    source.ensure_embedder("test-model", DIM)
+    build_world(source, groups=("ga",))
+    fact = source.list_facts("ga", TimeFilter(), 100)[0]
+    ender = Episode(group_id="ga", content="we dropped it", valid_at=T0 + timedelta(days=20), embedding=vec(7))
+    source.apply(GraphDelta(group_id="ga", episodes=[ender], invalidations=[FactInvalidation(
+        fact_id=fact.id, invalid_at=T0 + timedelta(days=20), reason="replaced", episode_id=ender.id)]), SCHEMA)
+    into = open_store(sqlite_url() if target == "sqlite" else pg_db)
+    move(source, into, schema=SCHEMA)
+    (moved,) = into.get_facts("ga", [fact.id])
+    assert moved.invalid_at == T0 + timedelta(days=20)
+    assert (moved.attributes["end_reason"], moved.attributes["ended_by"]) == ("replaced", ender.id)
+    assert records(export_lines(into)) == records(export_lines(source))
+    source.close()
+    into.close()

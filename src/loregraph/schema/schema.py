@@ -38,6 +38,14 @@ class PropertyDef(BaseModel):
     description: str = ""
 
 
+ENDING_PROPERTIES = {
+    "end_reason": PropertyDef(type="string", description="Why the fact ended (the store records it)."),
+    "ended_by": PropertyDef(type="string", description="The episode that ended the fact (the store records it)."),
+}
+"""Properties a fact may carry whatever its schema declares (validation accepts them): the store writes them when
+it ends a fact, so a memory moved to another database (export, import) keeps them."""
+
+
 class NodeTypeDef(BaseModel):
     model_config = ConfigDict(extra="forbid")
     parent: str | None = None
@@ -281,7 +289,8 @@ class Schema:
             if fact.type not in self.doc.edge_types:
                 out.append(Violation(rec, "type", f"unknown edge type {fact.type!r}", fact.id))
                 continue
-            self._check_props(rec, fact.id, fact.attributes, self.edge_properties(fact.type), fact.type, out)
+            self._check_props(rec, fact.id, fact.attributes, {**ENDING_PROPERTIES, **self.edge_properties(fact.type)},
+                              fact.type, out)
             st, tt = types.get(fact.source_id), types.get(fact.target_id)
             if st is None:
                 out.append(Violation(rec, "source_id", f"entity {fact.source_id} not found in group", fact.id))
