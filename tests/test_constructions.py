@@ -259,3 +259,116 @@ def test_we_together_is_the_speaker_and_the_person_just_named(ex: LocalExtractor
 def test_a_negated_modal_after_a_comma_does_not_negate_the_clause_before(ex: LocalExtractor, text: str,
                                                                            tool: str) -> None:
     assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+# ---- issue 12, third pass: groups under groups, decisions named by a noun, missing someone's company,
+# ---- a person leaving the speaker's organisation (all sentences written for these tests)
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The payments team now sits under Core Platform.", {("payments team", "PART_OF", "Core Platform")}),
+    ("Our design guild falls under Brightlane Studios these days.",
+     {("design guild", "PART_OF", "Brightlane Studios")}),
+    ("The logistics crew reports into Pellham Holdings, alongside the customs team.",
+     {("logistics crew", "PART_OF", "Pellham Holdings"), ("customs team", "PART_OF", "Pellham Holdings")}),
+])
+def test_a_group_that_sits_under_another_is_part_of_it(ex: LocalExtractor, text: str,
+                                                       expected: set[tuple[str, str, str]]) -> None:
+    assert expected <= rels(ex.extract(text, ctx()))
+
+
+def test_a_person_who_reports_into_a_group_is_part_of_it(ex: LocalExtractor) -> None:
+    assert ("Odile", "PART_OF", "Harwick Analytics") in rels(
+        ex.extract("Odile reports into Harwick Analytics now.", ctx()))
+
+
+def test_sitting_under_a_desk_is_no_membership(ex: LocalExtractor) -> None:
+    x = ex.extract("The spare router sits under my desk.", ctx())
+    assert not any(t == "PART_OF" for _, t, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("We also run a small podcast, Drift Notes. It's part of Larchwood Media but has its own budget.",
+     ("Drift Notes", "PART_OF", "Larchwood Media")),
+    ("Mira founded the Tallow Youth Choir last spring; it is now part of Eastgate Arts.",
+     ("Tallow Youth Choir", "PART_OF", "Eastgate Arts")),
+])
+def test_it_is_part_of_names_the_group_just_named(ex: LocalExtractor, text: str,
+                                                  expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("The final call was Svelte.", "Svelte"),
+    ("The decision was Terraform, after weeks of arguing.", "Terraform"),
+    ("Our pick in the end was Figma.", "Figma"),
+])
+def test_a_decision_named_by_a_noun_is_decided(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "DECIDED", tool) in rels(ex.extract(text, ctx()))
+
+
+def test_a_problem_that_is_a_tool_is_no_decision(ex: LocalExtractor) -> None:
+    x = ex.extract("The problem was Jenkins, as usual.", ctx())
+    assert not any(t == "DECIDED" for _, t, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("Miss working with Dana already.", "Dana"),
+    ("I really miss pairing with Theo.", "Theo"),
+    ("Honestly I miss brainstorming with Priscilla on Fridays.", "Priscilla"),
+])
+def test_missing_working_with_someone_ends_it(ex: LocalExtractor, text: str, person: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "WORKS_WITH", person) not in rels(x)
+    assert person in ended(x)
+
+
+def test_missing_a_person_alone_ends_nothing(ex: LocalExtractor) -> None:
+    x = ex.extract("I miss Theo, he moved to Leeds.", ctx())
+    assert "Theo" not in ended(x)
+
+
+def _speaker_org_facts() -> list[CandidateFact]:
+    return [CandidateFact(id="m1", source_id="u", source_name="User", type="PART_OF", target_id="o1",
+                          target_name="Corvid Works", fact="User is part of Corvid Works"),
+            CandidateFact(id="w1", source_id="u", source_name="User", type="WORKS_WITH", target_id="p1",
+                          target_name="Bettina Roe", fact="User works with Bettina Roe"),
+            CandidateFact(id="w2", source_id="u", source_name="User", type="WORKS_WITH", target_id="p2",
+                          target_name="Lotte Kamp", fact="User works with Lotte Kamp")]
+
+
+@pytest.mark.parametrize("text", [
+    "Bettina left Corvid Works in March, she's freelancing now.",
+    "Bettina Roe quit Corvid Works last month.",
+    "Sad news: Bettina has left Corvid Works.",
+])
+def test_a_colleague_leaving_the_speakers_organisation_ends_working_together(ex: LocalExtractor,
+                                                                            text: str) -> None:
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user",
+                          candidate_facts=_speaker_org_facts())
+    x = ex.extract(text, c)
+    assert {e.fact_id for e in x.endings if e.fact_id} == {"w1"}
+
+
+def test_someone_leaving_another_organisation_ends_no_work_together(ex: LocalExtractor) -> None:
+    facts = [f for f in _speaker_org_facts() if f.id != "m1"]
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user", candidate_facts=facts)
+    x = ex.extract("Bettina left Corvid Works in March.", c)
+    assert not {e.fact_id for e in x.endings if e.fact_id}
+
+
+@pytest.mark.parametrize(("text", "org"), [
+    ("Bettina Roe quit Corvid Works last month.", "Corvid Works"),
+    ("Hal resigned from Tandem Labs in the spring.", "Tandem Labs"),
+    ("Ottoline quit Brassfield Mills after nine years.", "Brassfield Mills"),
+])
+def test_what_a_person_quits_or_resigns_from_is_an_organisation(ex: LocalExtractor, text: str, org: str) -> None:
+    assert {e.name: e.type for e in ex.extract(text, ctx()).entities}[org] == "organization"
+
+
+def test_a_mentor_leaving_the_speakers_organisation_stays_a_mentor(ex: LocalExtractor) -> None:
+    facts = [*_speaker_org_facts()[:1],
+             CandidateFact(id="w3", source_id="u", source_name="User", type="WORKS_WITH", target_id="p3",
+                           target_name="Gunnar Lind", fact="User works with Gunnar Lind, their mentor")]
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user", candidate_facts=facts)
+    x = ex.extract("Gunnar left Corvid Works to start his own studio.", c)
+    assert not {e.fact_id for e in x.endings if e.fact_id}

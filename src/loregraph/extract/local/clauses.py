@@ -146,6 +146,9 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
             cl.verbs = [t for t in toks if t.lower_ in ("fan", "fans", "believer", "advocate", "lover")][:1]
     elif not subj and prev is None and verbs and st.speaker_ok and _diary_verb(st, cl, verbs[0]):
         subj_clean = [SPEAKER]  # "Stopped using X.", "Ditched X for Y": the speaker, left unsaid
+    elif not subj and prev is None and st.speaker_ok and _missed_activity(st, cl) is not None \
+            and doc[cl.start].lower_ == "miss":
+        subj_clean = [SPEAKER]  # "Miss working with X already": the speaker, left unsaid
     cl.subj = subj_clean
     # flags
     lems = [lemma(v) for v in cl.verbs]
@@ -175,6 +178,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
     cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to "))
     if prev is not None and cl.inherited and prev.ended and not verbs:
         cl.ended = True
+    if _missed_activity(st, cl) is not None and not cl.negated:
+        cl.ended = True  # "I miss pairing with X": what one misses doing has ended
     if any(lem in STOP_VERBS for lem in lems[:1]) and not cl.negated:
         first = cl.verbs[0]
         if lemma(first) not in ("give", "get") or " give up " in text_low or " got rid of " in text_low \
@@ -207,6 +212,15 @@ def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
             or verb.lemma_ in ("be", "have", "do", "thank", "love"):  # "Still use X daily": not an order
         return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
     return not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)
+
+
+def _missed_activity(st: Parse, cl: Clause) -> Any:
+    """The gerund after "miss" ("I miss pairing with X", "Miss working with X"), or None."""
+    doc = st.doc
+    for t in doc[cl.start:cl.end - 1]:
+        if t.lower_ in ("miss", "missing") and doc[t.i + 1].tag_ == "VBG":
+            return doc[t.i + 1]
+    return None
 
 
 def _fan_fragment(st: Parse, cl: Clause) -> bool:

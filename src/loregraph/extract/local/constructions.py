@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from loregraph.extract.base import SPEAKER
 from loregraph.extract.local.kinds import (
     CONCEPT,
+    DECIDED,
     DEPENDS_ON,
     ORGANIZATION,
     PART_OF,
@@ -39,6 +40,7 @@ _TYPES_OF_NODE: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     WORKS_WITH: (frozenset({PERSON}), frozenset({PERSON})),
     DEPENDS_ON: (frozenset({PROJECT, TOOL}), frozenset({TOOL, CONCEPT, PROJECT})),
     USES: (frozenset({PERSON, PROJECT, ORGANIZATION}), frozenset({TOOL, CONCEPT})),
+    DECIDED: (frozenset({PERSON, ORGANIZATION}), frozenset({TOOL, CONCEPT, PROJECT, ORGANIZATION})),
 }
 _NAMED_BY_COMPOUND = PROJECT_HEADS | TEAM_HEADS | ORG_NOUNS  # not "the Python bindings": those are no Python
 _BY_TYPE = {TOOL: USES, CONCEPT: USES, ORGANIZATION: PART_OF, PROJECT: WORKS_ON}
@@ -228,6 +230,8 @@ def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
         return SPEAKER if st.speaker_ok else None
     if ref == "@antecedent_person":
         return _antecedent(st, mt, PERSON)
+    if ref == "@antecedent_group":
+        return _antecedent(st, mt, ORGANIZATION, PROJECT)
     if ref == "@subject":
         s = _subject_of(st, mt.nodes["verb"])
         if s is None and st.speaker_ok and SPEAKER in cl.subj:
@@ -249,10 +253,11 @@ def _antecedent_tool(st: Parse, mt: Match) -> Any:
     return None
 
 
-def _antecedent(st: Parse, mt: Match, etype: str) -> Any:
-    """The last entity of ``etype`` named before the match ("... and I quit the band", "but we're still ...")."""
+def _antecedent(st: Parse, mt: Match, *etypes: str) -> Any:
+    """The last entity of one of ``etypes`` named before the match ("... and I quit the band", "but we're
+    still ...")."""
     first = min(mt.nodes.values())
-    return next((m for m in reversed(st.mentions) if m.end <= first and m.type == etype and m.ref
+    return next((m for m in reversed(st.mentions) if m.end <= first and m.type in etypes and m.ref
                  and not m.is_speaker), None)
 
 

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from loregraph.extract.base import SPEAKER
 from loregraph.extract.local.kinds import DEPENDS_ON, KNOWS, PART_OF, USES, WORKS_ON, WORKS_WITH
+from loregraph.extract.local.words import word_class
+
+LASTING_ROLES = word_class("lasting_roles")
 
 if TYPE_CHECKING:
     from loregraph.extract.local.state import Mention, Parse
@@ -60,7 +63,16 @@ class NewRole:
     person: Mention
 
 
-EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | ProjectDropped | NewRole
+@dataclass(frozen=True, slots=True)
+class LeftOrg:
+    """Someone left an organisation: working together through it ends (a colleague who leaves the speaker's
+    organisation, or the speaker leaving the organisation of a colleague)."""
+
+    subject: Any  # SPEAKER or a Mention
+    org: Mention
+
+
+EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | ProjectDropped | NewRole | LeftOrg
 
 
 def apply_supersede(p: Parse) -> None:
@@ -72,6 +84,9 @@ def apply_supersede(p: Parse) -> None:
     speaker_projects = {f.target_id for f in facts if f.type == WORKS_ON
                         and f.source_name.casefold() in speaker_names}
     for event in p.out.events:
+        if isinstance(event, LeftOrg):
+            _left_org(p, facts, speaker_names, event)
+            continue
         if isinstance(event, SpeakerDropped):
             # "we ditched Firebase": the speaker's own projects stop using it too
             tool = event.tool
@@ -140,3 +155,38 @@ def apply_supersede(p: Parse) -> None:
             if f.source_name.casefold() in speaker_names or f.fact.lower().startswith(
                     tuple(speaker_names)) or re.search(r"\b(user|speaker)'s\b", f.fact, re.I):
                 p.out.end_fact(f.id, f"new {role}: {m.name}")
+
+
+def _left_org(p: Parse, facts: list[Any], speaker_names: set[str], event: LeftOrg) -> None:
+    """"Bettina left Corvid Works" while the speaker belongs to it: the speaker's WORKS_WITH Bettina ends;
+    "I left Corvid Works": the speaker's WORKS_WITH its members ends."""
+    org = event.org
+
+    def is_org(f: Any) -> bool:
+        return bool(org.existing_id and f.target_id == org.existing_id) or \
+            f.target_name.casefold() == org.name.casefold()
+
+    def is_speaker(name: str) -> bool:
+        return name.casefold() in speaker_names
+
+    if event.subject is SPEAKER:
+        members = {f.source_id for f in facts if f.type == PART_OF and is_org(f) and not is_speaker(f.source_name)}
+        colleagues = [f for f in facts if f.type == WORKS_WITH and (
+            (is_speaker(f.source_name) and f.target_id in members)
+            or (is_speaker(f.target_name) and f.source_id in members))]
+    else:
+        if not any(f.type == PART_OF and is_org(f) and is_speaker(f.source_name) for f in facts):
+            return
+        person = event.subject
+        names = {person.name.casefold(), *(a.casefold() for a in person.aliases)}
+        ids = {person.existing_id} if person.existing_id else set()
+
+        def is_person(pid: str, pname: str) -> bool:
+            return pid in ids or pname.casefold() in names or pname.casefold().split()[0] in names
+
+        colleagues = [f for f in facts if f.type == WORKS_WITH and (
+            (is_speaker(f.source_name) and is_person(f.target_id, f.target_name))
+            or (is_speaker(f.target_name) and is_person(f.source_id, f.source_name)))]
+    for f in colleagues:
+        if not LASTING_ROLES & set(re.findall(r"[a-z]+", f.fact.lower())):  # a mentor stays one after a move
+            p.out.end_fact(f.id, f"left {org.name}")

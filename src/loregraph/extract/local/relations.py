@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.endings import MovedOrg, MovedProject, NewRole
+from loregraph.extract.local.endings import LeftOrg, MovedOrg, MovedProject, NewRole
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -207,8 +207,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     st.out.add(s, USES, o, cl, conf, trace="rules: dropped X for Y (the successor)")
                 continue
             rtype = _rel_for(st, g, p, o, cl)
-            if rtype is None and cl.ended:
-                rtype = None
+            if rtype is None and cl.ended and o.type == PERSON and p == "with":
+                rtype = WORKS_WITH  # "I miss brainstorming with X": the work together ended, not the acquaintance
             if any(st.out.has(s, USES, o) for s in srcs):
                 continue  # "ditched X for Y, everything's in Y now": Y was just taken up
             for s in srcs if proj_obj is None else [proj_obj]:
@@ -219,6 +219,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         if g in LEAVE_VERBS and o.type in (ORGANIZATION, PROJECT):
             for s in srcs:
                 st.out.end(s, PART_OF if o.type == ORGANIZATION else WORKS_ON, o)
+                if o.type == ORGANIZATION and (s is SPEAKER or s.type == PERSON):
+                    st.out.events.append(LeftOrg(s, o))  # colleagues through it stop working together
             continue
         if o.type == ORGANIZATION and g in SWITCH_VERBS | {"go", "join"} and p in ("to", "") \
                 and not cl.negated and not cl.ended:
