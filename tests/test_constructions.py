@@ -372,3 +372,14 @@ def test_a_mentor_leaving_the_speakers_organisation_stays_a_mentor(ex: LocalExtr
     c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user", candidate_facts=facts)
     x = ex.extract("Gunnar left Corvid Works to start his own studio.", c)
     assert not {e.fact_id for e in x.endings if e.fact_id}
+
+
+@pytest.mark.parametrize(("text", "work", "partner"), [
+    ("Tamsin and I are rebuilding the intake dashboard together.", "intake dashboard", "Tamsin"),
+    ("Noor and I are heads-down on the billing migration this month.", "billing migration", "Noor"),
+    ("Jo and I are reworking the volunteer handbook.", "volunteer handbook", "Jo"),
+])
+def test_a_work_item_two_people_remake_is_their_project(ex: LocalExtractor, text: str, work: str,
+                                                       partner: str) -> None:
+    r = rels(ex.extract(text, ctx()))
+    assert {("ME", "WORKS_ON", work), (partner, "WORKS_ON", work)} <= r

@@ -454,6 +454,16 @@ def _interest_cue(chunk: Any, gword: str, prep: str) -> bool:
     return False
 
 
+# verbs whose definite object with a work-item head is the subject's work: "rebuilding the intake dashboard"
+_OWNER_VERBS = frozenset({
+    "maintain", "own", "lead", "build", "rewrite", "launch", "ship", "run", "start", "manage", "take", "inherit",
+    "finish", "design", "write", "draft", "create", "rebuild", "redesign", "rework", "revamp", "refactor",
+    "overhaul", "develop", "prototype", "polish", "port", "edit", "produce", "coordinate", "organise", "organize",
+    "plan", "update", "revise", "co-write", "co-author", "co-lead", "co-maintain", "co-run"})
+# words "on" follows for the work one is busy with: "heads-down on X", "focused on X", "busy on X"
+_ON_WORK_WORDS = frozenset({"be", "focus", "down", "busy", "concentrate", "crunch", "grind"})
+
+
 def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     """Lower-case noun phrases that name teams, projects or concepts."""
     toks = [t for t in chunk if t.pos_ not in ("DET", "PRON", "PUNCT", "NUM") and t.dep_ != "poss"
@@ -524,10 +534,8 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None
     if nxt is not None and nxt.lower_ in ("called", "named", "codenamed", ","):
         return None
-    owner_verbs = {"maintain", "own", "lead", "build", "rewrite", "launch", "ship", "run", "start", "manage",
-                   "take", "inherit", "finish", "design", "write", "draft", "create"}
-    if ((prep == "on" and gword in WORK_VERBS | COLLAB_VERBS | {"be", "focus"})
-            or (prep == "" and (definite or sum(t.dep_ == "compound" for t in mods) >= 2) and gword in owner_verbs)) \
+    if ((prep == "on" and gword in WORK_VERBS | COLLAB_VERBS | _ON_WORK_WORDS)
+            or (prep == "" and (definite or sum(t.dep_ == "compound" for t in mods) >= 2) and gword in _OWNER_VERBS)) \
             and hl in WORK_ITEM_HEADS and mods \
             and all(t.pos_ in ("NOUN", "ADJ", "PROPN", "VERB") for t in mods):
         m = Mention(start, end, text, source="np")
