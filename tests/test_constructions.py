@@ -383,3 +383,27 @@ def test_a_work_item_two_people_remake_is_their_project(ex: LocalExtractor, text
                                                        partner: str) -> None:
     r = rels(ex.extract(text, ctx()))
     assert {("ME", "WORKS_ON", work), (partner, "WORKS_ON", work)} <= r
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("I used to work with Benedikt at Harlow Bank, we still grab lunch sometimes.", "Benedikt"),
+    ("Noemi and I used to work together at the paper.", "Noemi"),
+    ("I used to collaborate with Ferdinand on the zine.", "Ferdinand"),
+])
+def test_a_former_colleague_is_still_known(ex: LocalExtractor, text: str, person: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "KNOWS", person) in rels(x)
+    assert ("ME", "WORKS_WITH", person) not in rels(x)
+    assert person in ended(x)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Fennel is built with Django.", ("Fennel", "USES", "Django")),
+    ("Kestrel is written in Go and runs on Fly.", ("Kestrel", "USES", "Go")),
+    ("Marlow is built on top of Tokio.", ("Marlow", "DEPENDS_ON", "Tokio")),
+    ("I've been learning Elixir to write Tidepool, a tiny chat server.", ("Tidepool", "USES", "Elixir")),
+])
+def test_what_is_built_with_a_tool_uses_it(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    x = ex.extract(text, ctx())
+    assert expected in rels(x)
+    assert {e.name: e.type for e in x.entities}[expected[0]] == "project"

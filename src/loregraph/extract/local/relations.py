@@ -215,6 +215,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 if cl.ended or (cl.negated and rtype in (USES, WORKS_ON, PART_OF)
                                 and any(t.tag_ in ("VBP", "VBZ", "VBG") for t in verbs)):
                     st.out.end(s, rtype, o)
+                    past = " used to " in f" {doc[cl.start:cl.end].text.lower()} "
+                    if rtype == WORKS_WITH and o.type == PERSON and past:
+                        st.out.add(s, KNOWS, o, cl, 0.7, trace="rules: a former colleague is known")
             continue
         if g in LEAVE_VERBS and o.type in (ORGANIZATION, PROJECT):
             for s in srcs:
@@ -314,6 +317,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         for m in st.mentions:
             if m.type == PERSON and m.ref:
                 st.out.end(SPEAKER, WORKS_WITH, m, reason="no longer together")
+                if " used to " in f" {doc[cl.start:cl.end].text.lower()} ":
+                    st.out.add(SPEAKER, KNOWS, m, cl, 0.7, trace="rules: a former colleague is known")
     if cl.alone and SPEAKER in subj and st.speaker_ok:
         for m in st.mentions:
             if m.type == PERSON and m.ref:
