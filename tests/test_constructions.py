@@ -407,3 +407,41 @@ def test_what_is_built_with_a_tool_uses_it(ex: LocalExtractor, text: str, expect
     x = ex.extract(text, ctx())
     assert expected in rels(x)
     assert {e.name: e.type for e in x.entities}[expected[0]] == "project"
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("Signe and I are rewriting the ICU discharge checklist together.", "ICU discharge checklist"),
+    ("Mateus and I are rebuilding the Harlow intake dashboard.", "Harlow intake dashboard"),
+    ("I'm running the Q3 pricing survey.", "Q3 pricing survey"),
+])
+def test_a_work_item_named_with_a_capitalised_word_stays_whole(ex: LocalExtractor, text: str, work: str) -> None:
+    assert ("ME", "WORKS_ON", work) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Yevgenia drafted the grant proposal over the weekend.", ("Yevgenia", "WORKS_ON", "grant proposal")),
+    ("Tuva is coordinating the volunteer handbook.", ("Tuva", "WORKS_ON", "volunteer handbook")),
+    ("Wren is redesigning the donor newsletter.", ("Wren", "WORKS_ON", "donor newsletter")),
+])
+def test_who_drafts_or_coordinates_a_work_item_works_on_it(ex: LocalExtractor, text: str,
+                                                           expected: tuple[str, str, str]) -> None:
+    x = ex.extract(text, ctx())
+    assert expected in rels(x)
+    assert {e.name: e.type for e in x.entities}[expected[0]] == "person"
+
+
+@pytest.mark.parametrize("text", [
+    "Ilse stepped down as co-editor last month and Petr took over Marrowbone's layout.",
+    "Ilse stepped down as co-editor of Marrowbone.",
+    "Ilse stepped back as maintainer in May, so Petr runs Marrowbone alone now.",
+])
+def test_stepping_down_ends_the_work_on_the_project_named(ex: LocalExtractor, text: str) -> None:
+    from loregraph.extract.base import CandidateEntity
+
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user",
+                          candidates=[CandidateEntity("p1", "Ilse Brandt", "person"),
+                                      CandidateEntity("w1", "Marrowbone", "project")])
+    x = ex.extract(text, c)
+    name = {e.ref: e.name for e in x.entities}
+    assert ("Ilse Brandt", "WORKS_ON", "Marrowbone") in {(name.get(e.source or ""), e.type, name.get(e.target or ""))
+                                                          for e in x.endings}

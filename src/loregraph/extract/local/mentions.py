@@ -464,6 +464,18 @@ _OWNER_VERBS = frozenset({
 _ON_WORK_WORDS = frozenset({"be", "focus", "down", "busy", "concentrate", "crunch", "grind"})
 
 
+def _capped_work_item(toks: list[Any], head: Any) -> bool:
+    """"the ICU discharge checklist", "the iOS onboarding flow": a work item whose name opens with a capitalised
+    word, then a lower-case noun, then a work-item head."""
+    if len(toks) < 3 or toks[-1].i != head.i or head.lower_ not in WORK_ITEM_HEADS:
+        return False
+    before = toks[-2]
+    if not (before.is_lower and before.pos_ == "NOUN" and before.dep_ == "compound"):
+        return False
+    caps = [t for t in toks[:-2] if t.text[:1].isupper() or t.text[:2].isupper() or not t.is_lower]
+    return bool(caps) and all(t.dep_ in ("compound", "amod", "nmod") for t in toks[:-1])
+
+
 def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     """Lower-case noun phrases that name teams, projects or concepts."""
     toks = [t for t in chunk if t.pos_ not in ("DET", "PRON", "PUNCT", "NUM") and t.dep_ != "poss"
@@ -505,8 +517,9 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     if gov is None:
         return None
     gword, prep = gov
+    capped_work = _capped_work_item(toks, head)
     if any(t.text[:1].isupper() and t.lower_ not in GENERIC_CAPS for t in toks) \
-            and not any(t.lower_ in CONCEPT_HEADS for t in toks[-1:]):
+            and not any(t.lower_ in CONCEPT_HEADS for t in toks[-1:]) and not capped_work:
         return None
     if _interest_cue(chunk, gword, prep) and head.pos_ in ("NOUN", "PROPN", "VERB") and not any(
             t.text[:1].isupper() for t in toks) and not _generic_np(toks):
@@ -534,6 +547,8 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None
     if nxt is not None and nxt.lower_ in ("called", "named", "codenamed", ","):
         return None
+    if capped_work and not (gword in _OWNER_VERBS and prep == "" and definite):
+        return None  # "the ICU discharge checklist" only as the object of a making verb
     if ((prep == "on" and gword in WORK_VERBS | COLLAB_VERBS | _ON_WORK_WORDS)
             or (prep == "" and (definite or sum(t.dep_ == "compound" for t in mods) >= 2) and gword in _OWNER_VERBS)) \
             and hl in WORK_ITEM_HEADS and mods \

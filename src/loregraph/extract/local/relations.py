@@ -91,12 +91,22 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     # "Ana quit", "Ana retired", "Ana left last week": the speaker no longer works with her
     if not cl.question and not cl.hypothetical and not cl.negated and cl.verbs and st.speaker_ok:
         v0 = lemma(cl.verbs[0])
-        leaving = v0 in LEAVE_VERBS | {"retire"} or (v0 == "step" and any(
-            c.lower_ == "down" for c in cl.verbs[0].children))
-        if leaving and not any(m.start > cl.verbs[0].i for m in ms):
+        stepping = v0 == "retire" or (v0 == "step" and any(
+            c.lower_ in ("down", "back", "away", "aside") for c in cl.verbs[0].children))
+        leaving = v0 in LEAVE_VERBS or stepping
+        later = [m for m in ms if m.start > cl.verbs[0].i]
+        # "stepped down as co-editor of X": a role of a project after the verb still says who left
+        role_of = bool(later) and stepping and all(m.type == PROJECT and doc[m.start - 1].lower_ == "of"
+                                                    for m in later)
+        if leaving and (not later or role_of):
+            sent = doc[cl.start].sent
             for s in cl.subj:
                 if s is not SPEAKER and s.type == PERSON:
                     st.out.end(SPEAKER, WORKS_WITH, s, reason="left")
+                    if stepping:  # "X stepped down ... and Y took over Z": X's work on Z ends
+                        for m in st.mentions:
+                            if m.type == PROJECT and m.ref and sent.start <= m.start < sent.end:
+                                st.out.end(s, WORKS_ON, m, reason="stepped down")
     # "X, a Zig crate for ...", "X, our Flutter app": the project is made with the tool that names its kind
     if not cl.question and not cl.hypothetical and not cl.negated:
         for m in ms:
