@@ -445,3 +445,14 @@ def test_stepping_down_ends_the_work_on_the_project_named(ex: LocalExtractor, te
     name = {e.ref: e.name for e in x.entities}
     assert ("Ilse Brandt", "WORKS_ON", "Marrowbone") in {(name.get(e.source or ""), e.type, name.get(e.target or ""))
                                                           for e in x.endings}
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("Oddny left in June, so it's just me and Tove Lindgren running Saltwick now.", "Tove Lindgren"),
+    ("It's just me and Tove running the shop now.", "Tove"),
+    ("Now it's me and Idris doing the books for the co-op.", "Idris"),
+    ("Hollis and me are rebuilding the parish newsletter.", "Hollis"),
+    ("So it's just me and Kalle running the bakery.", "Kalle"),
+])
+def test_me_and_a_person_doing_the_work_work_together(ex: LocalExtractor, text: str, person: str) -> None:
+    assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))

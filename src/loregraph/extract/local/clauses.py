@@ -101,6 +101,9 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         low = t.lower_
         if low in ("i", "we") and t.dep_ in ("nsubj", "nsubjpass", "conj"):
             subj.append(SPEAKER)
+        elif low == "me" and t.dep_ in ("nsubj", "conj") and (
+                (k + 1 < first_v and doc[k + 1].lower_ == "and") or (k > cl.start and doc[k - 1].lower_ == "and")):
+            subj.append(SPEAKER)  # "Me and Hollis are running X", "Hollis and me run X" (informal subjects)
         elif low in ("she", "he") and t.dep_ in ("nsubj", "nsubjpass"):
             p = resolve_person(st, t.i)
             if p is not None:
