@@ -456,3 +456,24 @@ def test_stepping_down_ends_the_work_on_the_project_named(ex: LocalExtractor, te
 ])
 def test_me_and_a_person_doing_the_work_work_together(ex: LocalExtractor, text: str, person: str) -> None:
     assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
+
+
+def _team_facts() -> list[CandidateFact]:
+    return [CandidateFact(id="t1", source_id="p1", source_name="Greta Holm", type="PART_OF", target_id="o1",
+                          target_name="design team", fact="Greta Holm is part of design team"),
+            CandidateFact(id="t2", source_id="p1", source_name="Greta Holm", type="USES", target_id="k1",
+                          target_name="Sketch", fact="Greta Holm uses Sketch"),
+            CandidateFact(id="t3", source_id="p2", source_name="Anders Vik", type="USES", target_id="k1",
+                          target_name="Sketch", fact="Anders Vik uses Sketch")]
+
+
+@pytest.mark.parametrize("text", [
+    "The design team moved from Sketch to Penpot in April.",
+    "The design team switched off Sketch last quarter.",
+    "Our design team dropped Sketch for Penpot.",
+])
+def test_a_group_dropping_a_tool_ends_its_members_use(ex: LocalExtractor, text: str) -> None:
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user",
+                          candidate_facts=_team_facts())
+    x = ex.extract(text, c)
+    assert {e.fact_id for e in x.endings if e.fact_id} == {"t2"}  # Anders is not known to be on the team

@@ -111,15 +111,19 @@ def apply_supersede(p: Parse) -> None:
             continue
         if isinstance(event, OrgDropped):
             org, tool = event.org, event.tool
-            member = any(f.type == PART_OF and f.source_name.casefold() in speaker_names and (
-                (org.existing_id and f.target_id == org.existing_id) or f.target_name.casefold() == org.name.casefold())
-                for f in facts)
-            if member:
-                for f in facts:
-                    if f.type == USES and f.source_name.casefold() in speaker_names and (
-                            (tool.existing_id and f.target_id == tool.existing_id)
-                            or f.target_name.casefold() == tool.name.casefold()):
-                        p.out.end_fact(f.id, f"{org.name} dropped {tool.name}")
+            # its members, as far as the offered facts say ("the design team moved off Sketch": Greta, on the
+            # design team, stops using Sketch too); the speaker counts by name, others by id
+            members = {f.source_id for f in facts if f.type == PART_OF and (
+                (org.existing_id and f.target_id == org.existing_id)
+                or f.target_name.casefold() == org.name.casefold())}
+            speaker_member = any(f.source_name.casefold() in speaker_names for f in facts
+                                 if f.type == PART_OF and f.source_id in members)
+            for f in facts:
+                if f.type == USES and (f.source_id in members or (
+                        speaker_member and f.source_name.casefold() in speaker_names)) and (
+                        (tool.existing_id and f.target_id == tool.existing_id)
+                        or f.target_name.casefold() == tool.name.casefold()):
+                    p.out.end_fact(f.id, f"{org.name} dropped {tool.name}")
             continue
         if isinstance(event, ProjectDropped):
             # "we switched Forecast from pandas to Polars": "Marcus uses pandas for Forecast" ends too
