@@ -477,3 +477,19 @@ def test_a_group_dropping_a_tool_ends_its_members_use(ex: LocalExtractor, text: 
                           candidate_facts=_team_facts())
     x = ex.extract(text, c)
     assert {e.fact_id for e in x.endings if e.fact_id} == {"t2"}  # Anders is not known to be on the team
+
+
+@pytest.mark.parametrize(("text", "team", "org"), [
+    ("I'm on Quillmark's platform team, mostly backend work.", "platform team", "Quillmark"),
+    ("Torvald joined Brightpath's growth team in May.", "growth team", "Brightpath"),
+    ("I'm on Hartwell's data team, mostly doing dashboards.", "data team", "Hartwell"),
+])
+def test_an_organisations_team_is_part_of_it(ex: LocalExtractor, text: str, team: str, org: str) -> None:
+    x = ex.extract(text, ctx())
+    assert (team, "PART_OF", org) in rels(x)
+    assert {e.name: e.type for e in x.entities}[org] == "organization"
+
+
+def test_a_persons_team_is_no_unit_of_an_organisation(ex: LocalExtractor) -> None:
+    x = ex.extract("I joined Dana's design team last month.", ctx())
+    assert not any(s == "design team" for s, _, _ in rels(x))

@@ -30,7 +30,7 @@ from loregraph.extract.local.kinds import (
     WORKS_WITH,
 )
 from loregraph.extract.local.state import Clause, Mention, Parse, resolve_person
-from loregraph.extract.local.words import ORG_NOUNS, PLACE_HEADS, PROJECT_HEADS, TEAM_HEADS, word_class
+from loregraph.extract.local.words import ORG_NOUNS, PLACE_HEADS, PROJECT_HEADS, TEAM_HEADS, first_name, word_class
 
 CONSTRUCTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "constructions.json"
 # the entity types a relation's source and target may have, per relation type
@@ -161,7 +161,10 @@ def vote_constructions(st: Parse) -> list[Match]:
         for node, (etype, weight) in c.votes.items():
             i = mt.nodes.get(node)
             if i is not None and st.at[i] != -1 and st.mentions[st.at[i]].source not in _KNOWN_SOURCES:
-                st.mentions[st.at[i]].vote(etype, weight)  # known names (lexicon, graph) keep their type
+                m = st.mentions[st.at[i]]
+                if etype == ORGANIZATION and m.end - m.start == 1 and first_name(m.name):
+                    continue  # "Dana's design team": a given name alone is no organisation's
+                m.vote(etype, weight)  # known names (lexicon, graph) keep their type
     return matches
 
 

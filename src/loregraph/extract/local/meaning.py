@@ -53,6 +53,7 @@ from loregraph.extract.local.words import (
     ROLE_NOUNS,
     VISIT_VERBS,
     WORK_VERBS,
+    first_name,
 )
 
 log = logging.getLogger(__name__)
@@ -412,6 +413,8 @@ def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> N
     if rtype == PART_OF and (unit := unit_of(st, o)) is not None:
         if st.out.related(s, unit):
             return
+        if not (" " not in o.name and first_name(o.name)):  # "Dana's team": a person's, not a unit
+            st.out.add(unit, PART_OF, o, cl, v.confidence, trace="meaning: an organisation's team is part of it")
         o = unit  # "moved to Kelham's night team": the team, which is part of Kelham
     if kind == "person" and s is not SPEAKER and s.type != PERSON:
         return

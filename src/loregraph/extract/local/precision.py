@@ -161,6 +161,8 @@ def modifier_only(st: Parse, m: Mention) -> bool:
 def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[Mention], sent: Any) -> bool:
     """Whether the relation ``r`` of sentence ``sent`` is held back (``targets``/``sources``: its ends' mentions
     in that sentence)."""
+    if r.trace.endswith("an organisation's team is part of it"):
+        return False  # "Hartwell's data team": the possessive names whose team it is
     if r.type in _OWNED_TYPES:
         if r.source == SPEAKER and targets and all(someone_elses(st, m) for m in targets):
             return True

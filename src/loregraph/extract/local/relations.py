@@ -58,6 +58,7 @@ from loregraph.extract.local.words import (
     TOOL_HEADS,
     USE_VERBS,
     WORK_VERBS,
+    first_name,
 )
 
 
@@ -276,6 +277,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         elif o.type == ORGANIZATION and rtype in (PART_OF, USES):
             unit = unit_of(st, o)
             if unit is not None:
+                if not (" " not in o.name and first_name(o.name)):  # "Dana's team": a person's, not a unit
+                    st.out.add(unit, PART_OF, o, cl, conf, trace="rules: an organisation's team is part of it")
                 o = unit  # "moved to Kelham's night team": one joins the team, which is part of Kelham
             for s in srcs:
                 if rtype == PART_OF and s is not SPEAKER and s.type not in (PERSON, PROJECT, ORGANIZATION):
