@@ -493,3 +493,27 @@ def test_an_organisations_team_is_part_of_it(ex: LocalExtractor, text: str, team
 def test_a_persons_team_is_no_unit_of_an_organisation(ex: LocalExtractor) -> None:
     x = ex.extract("I joined Dana's design team last month.", ctx())
     assert not any(s == "design team" for s, _, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Deploys run on Render now.", "Render"),
+    ("Invoicing runs through Xero these days.", "Xero"),
+    ("The docs are hosted on Netlify.", "Netlify"),
+])
+def test_a_part_of_the_speakers_setup_running_on_a_tool_is_the_speakers_use(ex: LocalExtractor, text: str,
+                                                                            tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "His squad runs everything on Nomad.",
+    "My sister's bakery runs on Square.",
+    "The customers come through Etsy mostly.",
+])
+def test_someone_elses_setup_or_people_are_not_the_speakers_use(ex: LocalExtractor, text: str) -> None:
+    assert not any(s == "ME" and t == "USES" for s, t, _ in rels(ex.extract(text, ctx())))
+
+
+def test_a_named_things_part_running_on_a_tool_is_not_the_speakers_use(ex: LocalExtractor) -> None:
+    x = ex.extract("The Kotlin bindings, tern-kt, sit under the tern org on Codeberg.", ctx())
+    assert not any(s == "ME" and t == "USES" for s, t, _ in rels(x))

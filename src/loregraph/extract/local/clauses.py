@@ -22,11 +22,16 @@ from loregraph.extract.local.words import (
     FUTURE_MARKERS,
     HEDGES,
     MODALS,
+    PEOPLE_NOUNS,
     PLAN_VERBS,
     ROLE_NOUNS,
     STOP_VERBS,
     SUBJ_PRONOUNS,
+    common_word,
+    word_class,
 )
+
+_SETUP_VERBS = word_class("setup_verbs")
 
 _HABIT_ADVERBS = frozenset({"still", "also", "mostly", "usually", "always", "mainly", "now", "basically", "honestly"})
 _QUANTIFIER_SUBJECTS = frozenset({"everything", "everyone", "all", "nothing", "nobody", "most", "both"})
@@ -96,6 +101,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
                 subj.append(SPEAKER)
             if not in_pp and m.type and k == m.start and not in_prep_phrase(st, m, cl.start) and not m.addressed:
                 subj.append(m)
+            elif not m.type and m.end - m.start == 1 and _setup_subject(st, t, first_v):
+                subj.append(SPEAKER)  # "Deploys run on X": a capital only because it opens the sentence
             k = m.end
             continue
         low = t.lower_
@@ -126,6 +133,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
                 subj.append(SPEAKER)
             else:
                 subj.append(None)
+        elif _setup_subject(st, t, first_v):
+            subj.append(SPEAKER)  # "billing runs on Stripe", "the docs are hosted on X": the speaker's own setup
         elif low in ("they", "you", "everyone", "nobody", "someone") and t.dep_ in ("nsubj",):
             subj.append(None)
         k += 1
@@ -215,6 +224,22 @@ def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
             or verb.lemma_ in ("be", "have", "do", "thank", "love"):  # "Still use X daily": not an order
         return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
     return not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)
+
+
+def _setup_subject(st: Parse, t: Any, first_v: int) -> bool:
+    """A bare or "the" common noun that names a part of the speaker's own setup, as the subject of a verb of
+    running or keeping ("billing runs on X", "the docs are hosted on X", "payroll goes through X"). Never a
+    person noun, never a possessed noun ("his squad runs ...": someone else's)."""
+    opener = t.is_sent_start and t.text[1:].islower()  # "Deploys run on X", "Payroll goes through X"
+    if not st.speaker_ok or t.dep_ not in ("nsubj", "nsubjpass") or not (
+            (t.pos_ == "NOUN" and (t.is_lower or opener)) or (opener and t.pos_ == "PROPN" and common_word(t.lower_))):
+        return False
+    if t.lower_ in ROLE_NOUNS | PEOPLE_NOUNS or (t.head.i != first_v and t.head.i < first_v):
+        return False
+    if t.head.lemma_ not in _SETUP_VERBS or t.head.pos_ not in ("VERB", "AUX"):
+        return False
+    return all(c.lower_ == "the" or c.dep_ in ("compound", "amod") for c in t.children if c.i < t.i) \
+        and not any(c.dep_ in ("poss", "relcl", "acl", "appos") or st.at[c.i] != -1 for c in t.children)
 
 
 def _missed_activity(st: Parse, cl: Clause) -> Any:
