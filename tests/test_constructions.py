@@ -517,3 +517,18 @@ def test_someone_elses_setup_or_people_are_not_the_speakers_use(ex: LocalExtract
 def test_a_named_things_part_running_on_a_tool_is_not_the_speakers_use(ex: LocalExtractor) -> None:
     x = ex.extract("The Kotlin bindings, tern-kt, sit under the tern org on Codeberg.", ctx())
     assert not any(s == "ME" and t == "USES" for s, t, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "person", "tool"), [
+    ("We moved the wiki from Confluence to Notion last month, Hedda's call.", "Hedda", "Notion"),
+    ("The studio switched to Figma in the spring, Ravi's idea.", "Ravi", "Figma"),
+    ("Our team went with Terraform in the end (Maren's decision).", "Maren", "Terraform"),
+])
+def test_the_person_whose_call_a_change_was_decided_it(ex: LocalExtractor, text: str, person: str,
+                                                       tool: str) -> None:
+    assert (person, "DECIDED", tool) in rels(ex.extract(text, ctx()))
+
+
+def test_an_idea_with_no_tool_decides_nothing(ex: LocalExtractor) -> None:
+    assert not any(t == "DECIDED" for _, t, _ in rels(ex.extract("Hedda's idea was great, we should do a retreat.",
+                                                                  ctx())))

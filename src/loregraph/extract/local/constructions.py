@@ -271,6 +271,8 @@ def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
         return [_antecedent(st, mt, ORGANIZATION)]
     if ref == "@antecedent_person":
         return [_antecedent(st, mt, PERSON)]
+    if ref == "@antecedent_tool_any":
+        return [_antecedent(st, mt, TOOL)]
     if ref.startswith("@"):
         return [_node(st, cl, mt, ref)]
     return [_entity(st, i) for i in _with_conjuncts(st, mt.nodes[ref])]
