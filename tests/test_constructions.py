@@ -532,3 +532,22 @@ def test_the_person_whose_call_a_change_was_decided_it(ex: LocalExtractor, text:
 def test_an_idea_with_no_tool_decides_nothing(ex: LocalExtractor) -> None:
     assert not any(t == "DECIDED" for _, t, _ in rels(ex.extract("Hedda's idea was great, we should do a retreat.",
                                                                   ctx())))
+
+
+@pytest.mark.parametrize(("text", "name", "etype"), [
+    ("The shared code lives in a module called tally-core now.", "tally-core", "project"),
+    ("The Go bindings, quill-go, need cgo to build.", "quill-go", "project"),
+    ("We depend on fern-utils for the date parsing.", "fern-utils", "tool"),
+])
+def test_a_lower_case_hyphenated_software_name_is_one_mention(ex: LocalExtractor, text: str, name: str,
+                                                              etype: str) -> None:
+    assert {e.name: e.type for e in ex.extract(text, ctx()).entities}.get(name) == etype
+
+
+@pytest.mark.parametrize("text", [
+    "It's a long-term, day-to-day thing for me.",
+    "Honestly the follow-up was a well-trodden path.",
+    "We need a real-time, cross-platform re-run of the check-in flow.",
+])
+def test_english_hyphenated_words_are_no_names(ex: LocalExtractor, text: str) -> None:
+    assert not any("-" in e.name for e in ex.extract(text, ctx()).entities)

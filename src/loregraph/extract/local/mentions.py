@@ -17,6 +17,7 @@ from loregraph.extract.local.state import (
     norm_key,
 )
 from loregraph.extract.local.words import (
+    CODE_NAME_HOLDERS,
     COLLAB_VERBS,
     CONCEPT_HEADS,
     CREATIVE_HEADS,
@@ -43,6 +44,7 @@ from loregraph.extract.local.words import (
     TEAM_HEADS,
     WORK_ITEM_HEADS,
     WORK_VERBS,
+    code_name,
     common_word,
 )
 
@@ -188,6 +190,11 @@ def find_mentions(st: Parse) -> list[Mention]:
         joined = any(t.text in ("&", "'s", "’s") or t.lower_ == "of" for t in span[1:-1])
         spans.append((1 if joined else 2, i, j, m))  # "Marks & Spencer" beats a listed "Marks"
         i = j
+
+    for i in range(n):  # "tally-core", "serde_yaml": a lower-case software name (merged into one token)
+        cm = _code_name_mention(st, i)
+        if cm is not None:
+            spans.append((1, i, i + 1, cm))
 
     for qm in _quoted_titles(doc):
         spans.append((1, qm.start, qm.end, qm))  # a title in quotes is one name: "Pride and Prejudice"
@@ -462,6 +469,29 @@ _OWNER_VERBS = frozenset({
     "plan", "update", "revise", "co-write", "co-author", "co-lead", "co-maintain", "co-run"})
 # words "on" follows for the work one is busy with: "heads-down on X", "focused on X", "busy on X"
 _ON_WORK_WORDS = frozenset({"be", "focus", "down", "busy", "concentrate", "crunch", "grind"})
+
+
+_CODE_NAME_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "appos", "attr", "conj", "oprd", "compound",
+                             "npadvmod", "dep", "ROOT"})
+
+
+def _code_name_mention(st: Parse, i: int) -> Mention | None:
+    """A lower-case hyphenated or underscored software name in a noun's place ("a module called tally-core",
+    "the Go bindings, quill-go, ...", "we depend on fern-utils"): a tool, or the speaker's project where it names
+    a module, a library or bindings of theirs."""
+    tok = st.doc[i]
+    if not code_name(tok.text) or tok.dep_ not in _CODE_NAME_DEPS or tok.pos_ in ("ADJ", "ADV", "VERB") \
+            or st.lex.get(tok.text) is not None:
+        return None
+    m = Mention(i, i + 1, tok.text, source="np-strong")
+    holder = tok.head if tok.dep_ in ("appos", "oprd") else None
+    if tok.dep_ == "oprd" or (i > 0 and st.doc[i - 1].lower_ in ("called", "named")):
+        holder = tok.head.head if tok.head.lower_ in ("called", "named") else tok.head
+    if holder is not None and holder.lemma_.lower() in CODE_NAME_HOLDERS | WORK_ITEM_HEADS:
+        m.vote(PROJECT, 0.9)
+    else:
+        m.vote(TOOL, 0.7)
+    return m
 
 
 def _capped_work_item(toks: list[Any], head: Any) -> bool:
