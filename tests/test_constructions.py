@@ -551,3 +551,25 @@ def test_a_lower_case_hyphenated_software_name_is_one_mention(ex: LocalExtractor
 ])
 def test_english_hyphenated_words_are_no_names(ex: LocalExtractor, text: str) -> None:
     assert not any("-" in e.name for e in ex.extract(text, ctx()).entities)
+
+
+@pytest.mark.parametrize(("text", "person", "org", "event"), [
+    ("I met Saoirse Quinlan at Copper Summit last year. She runs sales at Peltry Foods.",
+     "Saoirse Quinlan", "Peltry Foods", "Copper Summit"),
+    ("I met Jonah at Saltmarsh Fest in June; he now leads design at Orrin Labs.", "Jonah", "Orrin Labs",
+     "Saltmarsh Fest"),
+])
+def test_where_one_met_someone_is_no_entity_and_no_she(ex: LocalExtractor, text: str, person: str, org: str,
+                                                       event: str) -> None:
+    x = ex.extract(text, ctx())
+    assert (person, "PART_OF", org) in rels(x)
+    assert event not in {e.name for e in x.entities}
+
+
+@pytest.mark.parametrize(("text", "project", "tool"), [
+    ("We ship Dovetail on Android only, and that app is all Kotlin.", "Dovetail", "Kotlin"),
+    ("I maintain Pellucid in my spare time. The codebase is mostly Go.", "Pellucid", "Go"),
+])
+def test_the_codebase_of_the_work_just_named_uses_the_tool(ex: LocalExtractor, text: str, project: str,
+                                                          tool: str) -> None:
+    assert (project, "USES", tool) in rels(ex.extract(text, ctx()))

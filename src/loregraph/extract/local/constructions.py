@@ -59,6 +59,7 @@ class Construction:
     relations: list[dict[str, Any]] = field(default_factory=list)
     endings: list[dict[str, Any]] = field(default_factory=list)
     asserts: bool = False  # a fact even in a clause that reads as a plan ("X needs Y to run")
+    places: tuple[str, ...] = ()  # nodes naming a place or an event, never an entity ("met X at <Summit>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
             id=c["id"], says=c.get("says", ""), pattern=_resolve_classes(c["pattern"]),
             votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
             group=c.get("group", ""), relations=c.get("relations", []), endings=c.get("endings", []),
-            asserts=bool(c.get("asserts", False))))
+            asserts=bool(c.get("asserts", False)), places=tuple(c.get("places", ()))))
     return out
 
 
@@ -158,6 +159,10 @@ def vote_constructions(st: Parse) -> list[Match]:
         c = mt.construction
         if c.group and c.group in mt.nodes and st.at[mt.nodes[c.group]] == -1:
             _group_mention(st, mt.nodes[c.group])
+        for node in c.places:
+            i = mt.nodes.get(node)
+            if i is not None and st.at[i] != -1 and st.mentions[st.at[i]].source not in _KNOWN_SOURCES:
+                st.mentions[st.at[i]].place = True
         for node, (etype, weight) in c.votes.items():
             i = mt.nodes.get(node)
             if i is not None and st.at[i] != -1 and st.mentions[st.at[i]].source not in _KNOWN_SOURCES:
@@ -235,6 +240,8 @@ def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
         return _antecedent(st, mt, PERSON)
     if ref == "@antecedent_group":
         return _antecedent(st, mt, ORGANIZATION, PROJECT)
+    if ref == "@antecedent_project":
+        return _antecedent(st, mt, PROJECT)
     if ref == "@subject":
         s = _subject_of(st, mt.nodes["verb"])
         if s is None and st.speaker_ok and SPEAKER in cl.subj:
@@ -273,6 +280,8 @@ def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
         return [_antecedent(st, mt, PERSON)]
     if ref == "@antecedent_tool_any":
         return [_antecedent(st, mt, TOOL)]
+    if ref == "@antecedent_project":
+        return [_antecedent(st, mt, PROJECT)]
     if ref.startswith("@"):
         return [_node(st, cl, mt, ref)]
     return [_entity(st, i) for i in _with_conjuncts(st, mt.nodes[ref])]
