@@ -573,3 +573,16 @@ def test_where_one_met_someone_is_no_entity_and_no_she(ex: LocalExtractor, text:
 def test_the_codebase_of_the_work_just_named_uses_the_tool(ex: LocalExtractor, text: str, project: str,
                                                           tool: str) -> None:
     assert (project, "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "tools"), [
+    ("Decided: the newsletter moves to Substack next month.", {"Substack"}),
+    ("Final call: Notion for the wiki, Linear for tickets.", {"Notion", "Linear"}),
+    ("Decision made - the thesis gets written in Typst.", {"Typst"}),
+])
+def test_a_decision_heading_decides_the_tools_named(ex: LocalExtractor, text: str, tools: set[str]) -> None:
+    assert {o for s, t, o in rels(ex.extract(text, ctx())) if s == "ME" and t == "DECIDED"} == tools
+
+
+def test_a_decision_heading_over_a_maybe_decides_nothing(ex: LocalExtractor) -> None:
+    assert not any(t == "DECIDED" for _, t, _ in rels(ex.extract("Final call - we might try Vim later.", ctx())))

@@ -346,6 +346,28 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     st.out.add(SPEAKER, USES, s, cl, 0.7, qualifier="instead", trace="rules: instead, after an ending")
 
 
+_DECISION_HEADINGS = (("decided",), ("decision",), ("decision", "made"), ("final", "call"), ("final", "decision"),
+                      ("verdict",), ("settled",), ("it", "'s", "official"))
+
+
+def relate_decision_heading(st: Parse, cl: Clause) -> None:
+    """"Decided: the newsletter moves to X", "Final call: X for the wiki": a sentence headed by a decision word
+    and a colon or dash; the speaker decided the tools it names."""
+    if not st.speaker_ok or cl.question or cl.negated:
+        return
+    doc = st.doc
+    if any(t.tag_ == "MD" and t.lower_ not in ("will", "'ll", "wo") for t in doc[cl.start:cl.end]):
+        return  # "Final call - we might try X": still open (a plan for later is decided all the same)
+    sent = doc[cl.start].sent
+    words = [t for t in sent if not t.is_space]
+    colon = next((k for k, t in enumerate(words[:5]) if t.text in (":", "-", "—", "–")), None)
+    if colon is None or tuple(t.lower_ for t in words[:colon]) not in _DECISION_HEADINGS:
+        return
+    for m in st.mentions:
+        if m.type == TOOL and m.ref and cl.start <= m.start < cl.end and m.start > words[colon].i:
+            st.out.add(SPEAKER, DECIDED, m, cl, 0.8, trace="rules: a decision heading")
+
+
 def relate_finished(st: Parse, cl: Clause) -> None:
     """"I finished X last week", "finally wrapped up X", "it's done now": the speaker's work on X ended then
     (the relation, with its end; a stored one ends too)."""
