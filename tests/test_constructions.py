@@ -586,3 +586,21 @@ def test_a_decision_heading_decides_the_tools_named(ex: LocalExtractor, text: st
 
 def test_a_decision_heading_over_a_maybe_decides_nothing(ex: LocalExtractor) -> None:
     assert not any(t == "DECIDED" for _, t, _ in rels(ex.extract("Final call - we might try Vim later.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "back", "replaced"), [
+    ("Coda got way too expensive, so we're back on Notion.", "Notion", "Coda"),
+    ("Back on Figma after two weeks of trying Penpot.", "Figma", "Penpot"),
+    ("I switched back to Syncthing after Dropbox kept losing files.", "Syncthing", "Dropbox"),
+])
+def test_going_back_to_a_tool_ends_the_one_that_replaced_it(ex: LocalExtractor, text: str, back: str,
+                                                            replaced: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "USES", back) in rels(x)
+    assert replaced in ended(x) and back not in ended(x)
+
+
+def test_going_back_keeps_a_tool_still_used(ex: LocalExtractor) -> None:
+    x = ex.extract("Back to Vim, though I still use VS Code for notebooks.", ctx())
+    assert ("ME", "USES", "Vim") in rels(x)
+    assert not ended(x)

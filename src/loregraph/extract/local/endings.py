@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.kinds import DEPENDS_ON, KNOWS, PART_OF, USES, WORKS_ON, WORKS_WITH
+from loregraph.extract.local.kinds import DEPENDS_ON, KNOWS, PART_OF, TOOL, USES, WORKS_ON, WORKS_WITH
 from loregraph.extract.local.words import word_class
 
 LASTING_ROLES = word_class("lasting_roles")
@@ -194,3 +194,25 @@ def _left_org(p: Parse, facts: list[Any], speaker_names: set[str], event: LeftOr
     for f in colleagues:
         if not LASTING_ROLES & set(re.findall(r"[a-z]+", f.fact.lower())):  # a mentor stays one after a move
             p.out.end_fact(f.id, f"left {org.name}")
+
+
+def end_replaced_on_return(p: Parse) -> None:
+    """"Coda got too expensive, so we're back on Notion": going back to a tool ends the speaker's use of the other
+    tool the message names (what replaced it), unless the message says that one is still used."""
+    doc = p.doc
+    back = [t for t in doc if t.lower_ == "back" and t.i + 1 < len(doc) and doc[t.i + 1].lower_ in ("on", "to")]
+    if not back or not p.speaker_ok:
+        return
+    for b in back:  # "Back on Figma after ...": a fragment that opens the sentence is the speaker's own return
+        first = b.i == b.sent.start or all(t.is_punct or t.pos_ in ("INTJ", "ADV") for t in doc[b.sent.start:b.i])
+        at = p.at[b.i + 2] if b.i + 2 < len(doc) else -1
+        if first and at != -1 and p.mentions[at].type == TOOL and p.mentions[at].ref:
+            p.out.add(SPEAKER, USES, p.mentions[at], None, 0.8, trace="rules: back on X")
+    returned = {r.target for r in p.out.relations if r.source == SPEAKER and r.type == USES
+                and any(b.i < next((m.start for m in p.mentions if m.ref == r.target), -1) <= b.i + 3 for b in back)}
+    if not returned:
+        return
+    used = {r.target for r in p.out.relations if r.type == USES}
+    for m in p.mentions:
+        if m.type == TOOL and m.ref and m.ref not in returned and m.ref not in used:
+            p.out.end(SPEAKER, USES, m, reason="went back")

@@ -9,7 +9,7 @@ from loregraph.extract.lexicon import Lexicon, default_lexicon
 from loregraph.extract.local.clauses import analyse_clause, is_question, split_clauses
 from loregraph.extract.local.collector import Collector
 from loregraph.extract.local.constructions import relate_constructions, vote_constructions
-from loregraph.extract.local.endings import apply_supersede
+from loregraph.extract.local.endings import apply_supersede, end_replaced_on_return
 from loregraph.extract.local.entity_types import assign_refs, type_mentions
 from loregraph.extract.local.kinds import KNOWS, PERSON
 from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
@@ -157,5 +157,6 @@ class LocalExtractor:
             if m.addressed and m.type == PERSON and m.ref and not m.is_speaker:
                 p.out.add(SPEAKER, KNOWS, m, None, 0.8, trace="rules: addressed by name")
         p.out.relations = gate(p, origin)
+        end_replaced_on_return(p)
         apply_supersede(p)
         return Extraction(entities=entities, relations=p.out.relations, endings=p.out.endings, notes=p.notes)
