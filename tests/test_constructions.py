@@ -604,3 +604,15 @@ def test_going_back_keeps_a_tool_still_used(ex: LocalExtractor) -> None:
     x = ex.extract("Back to Vim, though I still use VS Code for notebooks.", ctx())
     assert ("ME", "USES", "Vim") in rels(x)
     assert not ended(x)
+
+
+@pytest.mark.parametrize(("text", "doer", "group", "not_doer"), [
+    ("Brisa Labs hired me to run their data team.", "ME", "data team", "Brisa Labs"),
+    ("Corvane asked me to lead their design guild.", "ME", "design guild", "Corvane"),
+    ("I asked Tamsin to join the Harbor choir.", "Tamsin", "Harbor", "ME"),
+])
+def test_the_object_before_an_infinitive_does_it(ex: LocalExtractor, text: str, doer: str, group: str,
+                                                 not_doer: str) -> None:
+    r = rels(ex.extract(text, ctx()))
+    assert (doer, "PART_OF", group) in r
+    assert (not_doer, "PART_OF", group) not in r

@@ -41,6 +41,7 @@ from loregraph.extract.local.state import (
     clause_gov_verb,
     clause_mentions,
     clean_name,
+    controller,
     lemma,
     resolve_person,
     unit_of,
@@ -340,6 +341,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             gv = clause_gov_verb(st, o, cl)
             if gv is not None and gv.dep_ in ("acl", "relcl") and gv.i > start:
                 continue  # "a broker written in Rust": the participle's noun owns the object, not the subject
+            if gv is not None and controller(st, gv) not in (None, s):
+                continue  # "I asked Tamsin to join X": Tamsin joins, not the subject
             if kind == "tool" and _copula_tool(st, cl, s, start, o, generic):
                 prev_obj, prev_verdict = o, Verdict(USES, "<thing> is <tool>", 1.0, 0.8)
                 continue

@@ -28,6 +28,7 @@ from loregraph.extract.local.state import (
     Parse,
     clause_gov_verb,
     clause_mentions,
+    controller,
     gov_lemma,
     is_team,
     lemma,
@@ -200,6 +201,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             if owner is None:
                 continue  # "a cluster running Slurm": the participle's subject is no entity
             srcs = [owner]
+        doer = controller(st, gv) if gv is not None else None
+        if doer is not None:
+            srcs = [doer]  # "Brisa hired me to run X", "I asked Tamsin to join X": the object does it
         if o.type == TOOL and _possessed_tool(st, o) and not (cl.negated or cl.ended):
             if st.speaker_ok:
                 # "all my Python code"
