@@ -616,3 +616,15 @@ def test_the_object_before_an_infinitive_does_it(ex: LocalExtractor, text: str, 
     r = rels(ex.extract(text, ctx()))
     assert (doer, "PART_OF", group) in r
     assert (not_doer, "PART_OF", group) not in r
+
+
+@pytest.mark.parametrize(("text", "person", "work"), [
+    ("Maelle is my co-author on Driftwood.", "Maelle", "Driftwood"),
+    ("Jory, our bassist, is also my co-writer on Lanternlight.", "Jory", "Lanternlight"),
+    ("Ottilie is the editor of Brackish, our little zine.", "Ottilie", "Brackish"),
+])
+def test_a_working_role_on_a_named_thing_is_work_on_a_project(ex: LocalExtractor, text: str, person: str,
+                                                              work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert (person, "WORKS_ON", work) in rels(x)
+    assert {e.name: e.type for e in x.entities}[work] == "project"
