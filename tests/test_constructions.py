@@ -287,7 +287,7 @@ def test_sitting_under_a_desk_is_no_membership(ex: LocalExtractor) -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("We also run a small podcast, Drift Notes. It's part of Larchwood Media but has its own budget.",
+    ("We also run a small podcast, Drift Notes. It's part of Larchwood Media these days.",
      ("Drift Notes", "PART_OF", "Larchwood Media")),
     ("Mira founded the Tallow Youth Choir last spring; it is now part of Eastgate Arts.",
      ("Tallow Youth Choir", "PART_OF", "Eastgate Arts")),
@@ -337,7 +337,7 @@ def _speaker_org_facts() -> list[CandidateFact]:
 
 
 @pytest.mark.parametrize("text", [
-    "Bettina left Corvid Works in March, she's freelancing now.",
+    "Bettina left Corvid Works in March to go back to school.",
     "Bettina Roe quit Corvid Works last month.",
     "Sad news: Bettina has left Corvid Works.",
 ])
@@ -410,7 +410,7 @@ def test_what_is_built_with_a_tool_uses_it(ex: LocalExtractor, text: str, expect
 
 
 @pytest.mark.parametrize(("text", "work"), [
-    ("Signe and I are rewriting the ICU discharge checklist together.", "ICU discharge checklist"),
+    ("Signe and I are rewriting the HR onboarding checklist this month.", "HR onboarding checklist"),
     ("Mateus and I are rebuilding the Harlow intake dashboard.", "Harlow intake dashboard"),
     ("I'm running the Q3 pricing survey.", "Q3 pricing survey"),
 ])
@@ -421,7 +421,7 @@ def test_a_work_item_named_with_a_capitalised_word_stays_whole(ex: LocalExtracto
 @pytest.mark.parametrize(("text", "expected"), [
     ("Yevgenia drafted the grant proposal over the weekend.", ("Yevgenia", "WORKS_ON", "grant proposal")),
     ("Tuva is coordinating the volunteer handbook.", ("Tuva", "WORKS_ON", "volunteer handbook")),
-    ("Wren is redesigning the donor newsletter.", ("Wren", "WORKS_ON", "donor newsletter")),
+    ("Ysolde is redesigning the donor newsletter.", ("Ysolde", "WORKS_ON", "donor newsletter")),
 ])
 def test_who_drafts_or_coordinates_a_work_item_works_on_it(ex: LocalExtractor, text: str,
                                                            expected: tuple[str, str, str]) -> None:
@@ -515,7 +515,7 @@ def test_someone_elses_setup_or_people_are_not_the_speakers_use(ex: LocalExtract
 
 
 def test_a_named_things_part_running_on_a_tool_is_not_the_speakers_use(ex: LocalExtractor) -> None:
-    x = ex.extract("The Kotlin bindings, tern-kt, sit under the tern org on Codeberg.", ctx())
+    x = ex.extract("The Kotlin bindings, tern-kt, sit under the tern org on Sourcehut.", ctx())
     assert not any(s == "ME" and t == "USES" for s, t, _ in rels(x))
 
 

@@ -191,7 +191,7 @@ def find_mentions(st: Parse) -> list[Mention]:
         spans.append((1 if joined else 2, i, j, m))  # "Marks & Spencer" beats a listed "Marks"
         i = j
 
-    for i in range(n):  # "tally-core", "serde_yaml": a lower-case software name (merged into one token)
+    for i in range(n):  # "tally-core", "toml_edit": a lower-case software name (merged into one token)
         cm = _code_name_mention(st, i)
         if cm is not None:
             spans.append((1, i, i + 1, cm))

@@ -93,7 +93,7 @@ def no_name(st: Parse, m: Mention, sent: Any) -> bool:
         return False
     words = [t for t in st.doc[m.start:m.end] if t.is_alpha]
     if not words or not all(common_word(t.lower_) for t in words):
-        return False  # "brindle", "heparin drip checklist": a rare word is a name
+        return False  # "quillmark", "insulin dosing chart": a rare word is a name
     if all(t.is_lower for t in words):
         return True
     opens = sent is not None and all(not t.is_alpha for t in st.doc[sent.start:words[0].i])

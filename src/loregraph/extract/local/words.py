@@ -127,12 +127,12 @@ def common_word(word: str, zipf: float = COMMON_ZIPF) -> bool:
 CODE_NAME_SUFFIXES = _set("code_name_suffixes")
 WORD_PREFIXES = _set("word_prefixes")
 CODE_NAME_HOLDERS = _set("code_name_holders")
-CODE_NAME_ZIPF = 3.2  # a part rarer than this makes a lower-case hyphenated word a name ("brindle-py", "juce")
+CODE_NAME_ZIPF = 3.2  # a part rarer than this makes a lower-case hyphenated word a name ("quill-py", "tern-kt")
 _CODE_NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+$")
 
 
 def code_name(text: str) -> bool:
-    """A lower-case hyphenated or underscored name of software ("tally-core", "quill-go", "serde_yaml"), not an
+    """A lower-case hyphenated or underscored name of software ("tally-core", "quill-go", "toml_edit"), not an
     English compound ("day-to-day", "follow-up", "real-time", "re-run"): a rare part or a code suffix, no part a
     function word or a one-letter piece, and no word prefix first."""
     if not _CODE_NAME.match(text):
