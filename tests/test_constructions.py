@@ -628,3 +628,16 @@ def test_a_working_role_on_a_named_thing_is_work_on_a_project(ex: LocalExtractor
     x = ex.extract(text, ctx())
     assert (person, "WORKS_ON", work) in rels(x)
     assert {e.name: e.type for e in x.entities}[work] == "project"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'd take Procreate over Photoshop any day, and not just because it's cheaper.",
+     ("ME", "PREFERS", "Procreate")),
+    ("We use Linear for everything, and not only because it's fast.", ("ME", "USES", "Linear")),
+    ("Maren swears by Zotero, and not merely because it's free.", ("Maren", "PREFERS", "Zotero")),
+])
+def test_not_just_because_widens_and_never_negates(ex: LocalExtractor, text: str,
+                                                   expected: tuple[str, str, str]) -> None:
+    x = ex.extract(text, ctx())
+    assert expected in rels(x)
+    assert not ended(x)

@@ -183,8 +183,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         cl.preference = True
     if any(lem in DECIDE_VERBS for lem in lems) and not (aux_low & MODALS):
         cl.hypothetical = False
-    cl.negated = any(t.dep_ == "neg" or t.lower_ in ("not", "n't", "never") for t in toks) \
-        or " no longer " in text_low
+    cl.negated = any((t.dep_ == "neg" or t.lower_ in ("not", "n't", "never")) and not _not_only(doc, t)
+                     for t in toks) or " no longer " in text_low
     if prev is not None and cl.inherited and prev.negated and not verbs:
         cl.negated = True
     cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to "))
@@ -240,6 +240,14 @@ def _setup_subject(st: Parse, t: Any, first_v: int) -> bool:
         return False
     return all(c.lower_ == "the" or c.dep_ in ("compound", "amod") for c in t.children if c.i < t.i) \
         and not any(c.dep_ in ("poss", "relcl", "acl", "appos") or st.at[c.i] != -1 for c in t.children)
+
+
+_NOT_ONLY = frozenset({"just", "only", "simply", "merely", "solely", "purely"})
+
+
+def _not_only(doc: Any, t: Any) -> bool:
+    """"... and not just because it's cheap", "not only for notes": a 'not' that widens, never negates."""
+    return t.lower_ == "not" and t.i + 1 < len(doc) and doc[t.i + 1].lower_ in _NOT_ONLY
 
 
 def _missed_activity(st: Parse, cl: Clause) -> Any:
