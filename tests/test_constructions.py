@@ -641,3 +641,18 @@ def test_not_just_because_widens_and_never_negates(ex: LocalExtractor, text: str
     x = ex.extract(text, ctx())
     assert expected in rels(x)
     assert not ended(x)
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("We couldn't function without Linear at this point.", "Linear"),
+    ("I can't live without Zotero these days.", "Zotero"),
+    ("Honestly, I couldn't work without Obsidian.", "Obsidian"),
+])
+def test_a_tool_one_cannot_do_without_is_preferred(ex: LocalExtractor, text: str, tool: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "PREFERS", tool) in rels(x)
+    assert tool not in ended(x)
+
+
+def test_a_tool_one_can_do_without_is_not_preferred(ex: LocalExtractor) -> None:
+    assert not any(t == "PREFERS" for _, t, _ in rels(ex.extract("I can do without Slack, honestly.", ctx())))

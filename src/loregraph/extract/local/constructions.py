@@ -60,6 +60,7 @@ class Construction:
     endings: list[dict[str, Any]] = field(default_factory=list)
     asserts: bool = False  # a fact even in a clause that reads as a plan ("X needs Y to run")
     places: tuple[str, ...] = ()  # nodes naming a place or an event, never an entity ("met X at <Summit>")
+    negated: bool = False  # the construction's own meaning carries a negation ("can't live without X")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +91,8 @@ def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
             id=c["id"], says=c.get("says", ""), pattern=_resolve_classes(c["pattern"]),
             votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
             group=c.get("group", ""), relations=c.get("relations", []), endings=c.get("endings", []),
-            asserts=bool(c.get("asserts", False)), places=tuple(c.get("places", ()))))
+            asserts=bool(c.get("asserts", False)), places=tuple(c.get("places", ())),
+            negated=bool(c.get("negated", False))))
     return out
 
 
@@ -298,10 +300,12 @@ def _said(st: Parse, cl: Clause, effect: dict[str, Any]) -> bool:
 
 def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
     """Relations (and endings) stated by the constructions anchored in ``cl``."""
-    if cl.question or cl.negated:
+    if cl.question:
         return
     for mt in matches:
         c = mt.construction
+        if cl.negated and not c.negated:
+            continue
         if not (cl.start <= min(mt.nodes.values()) < cl.end) or (cl.hypothetical and not c.asserts):
             continue
         trace = f"construction: {c.id}"
