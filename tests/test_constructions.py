@@ -259,3 +259,400 @@ def test_we_together_is_the_speaker_and_the_person_just_named(ex: LocalExtractor
 def test_a_negated_modal_after_a_comma_does_not_negate_the_clause_before(ex: LocalExtractor, text: str,
                                                                            tool: str) -> None:
     assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+# ---- issue 12, third pass: groups under groups, decisions named by a noun, missing someone's company,
+# ---- a person leaving the speaker's organisation (all sentences written for these tests)
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The payments team now sits under Core Platform.", {("payments team", "PART_OF", "Core Platform")}),
+    ("Our design guild falls under Brightlane Studios these days.",
+     {("design guild", "PART_OF", "Brightlane Studios")}),
+    ("The logistics crew reports into Pellham Holdings, alongside the customs team.",
+     {("logistics crew", "PART_OF", "Pellham Holdings"), ("customs team", "PART_OF", "Pellham Holdings")}),
+])
+def test_a_group_that_sits_under_another_is_part_of_it(ex: LocalExtractor, text: str,
+                                                       expected: set[tuple[str, str, str]]) -> None:
+    assert expected <= rels(ex.extract(text, ctx()))
+
+
+def test_a_person_who_reports_into_a_group_is_part_of_it(ex: LocalExtractor) -> None:
+    assert ("Odile", "PART_OF", "Harwick Analytics") in rels(
+        ex.extract("Odile reports into Harwick Analytics now.", ctx()))
+
+
+def test_sitting_under_a_desk_is_no_membership(ex: LocalExtractor) -> None:
+    x = ex.extract("The spare router sits under my desk.", ctx())
+    assert not any(t == "PART_OF" for _, t, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("We also run a small podcast, Drift Notes. It's part of Larchwood Media these days.",
+     ("Drift Notes", "PART_OF", "Larchwood Media")),
+    ("Mira founded the Tallow Youth Choir last spring; it is now part of Eastgate Arts.",
+     ("Tallow Youth Choir", "PART_OF", "Eastgate Arts")),
+])
+def test_it_is_part_of_names_the_group_just_named(ex: LocalExtractor, text: str,
+                                                  expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("The final call was Svelte.", "Svelte"),
+    ("The decision was Terraform, after weeks of arguing.", "Terraform"),
+    ("Our pick in the end was Figma.", "Figma"),
+])
+def test_a_decision_named_by_a_noun_is_decided(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "DECIDED", tool) in rels(ex.extract(text, ctx()))
+
+
+def test_a_problem_that_is_a_tool_is_no_decision(ex: LocalExtractor) -> None:
+    x = ex.extract("The problem was Jenkins, as usual.", ctx())
+    assert not any(t == "DECIDED" for _, t, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("Miss working with Dana already.", "Dana"),
+    ("I really miss pairing with Theo.", "Theo"),
+    ("Honestly I miss brainstorming with Priscilla on Fridays.", "Priscilla"),
+])
+def test_missing_working_with_someone_ends_it(ex: LocalExtractor, text: str, person: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "WORKS_WITH", person) not in rels(x)
+    assert person in ended(x)
+
+
+def test_missing_a_person_alone_ends_nothing(ex: LocalExtractor) -> None:
+    x = ex.extract("I miss Theo, he moved to Leeds.", ctx())
+    assert "Theo" not in ended(x)
+
+
+def _speaker_org_facts() -> list[CandidateFact]:
+    return [CandidateFact(id="m1", source_id="u", source_name="User", type="PART_OF", target_id="o1",
+                          target_name="Corvid Works", fact="User is part of Corvid Works"),
+            CandidateFact(id="w1", source_id="u", source_name="User", type="WORKS_WITH", target_id="p1",
+                          target_name="Bettina Roe", fact="User works with Bettina Roe"),
+            CandidateFact(id="w2", source_id="u", source_name="User", type="WORKS_WITH", target_id="p2",
+                          target_name="Lotte Kamp", fact="User works with Lotte Kamp")]
+
+
+@pytest.mark.parametrize("text", [
+    "Bettina left Corvid Works in March to go back to school.",
+    "Bettina Roe quit Corvid Works last month.",
+    "Sad news: Bettina has left Corvid Works.",
+])
+def test_a_colleague_leaving_the_speakers_organisation_ends_working_together(ex: LocalExtractor,
+                                                                            text: str) -> None:
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user",
+                          candidate_facts=_speaker_org_facts())
+    x = ex.extract(text, c)
+    assert {e.fact_id for e in x.endings if e.fact_id} == {"w1"}
+
+
+def test_someone_leaving_another_organisation_ends_no_work_together(ex: LocalExtractor) -> None:
+    facts = [f for f in _speaker_org_facts() if f.id != "m1"]
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user", candidate_facts=facts)
+    x = ex.extract("Bettina left Corvid Works in March.", c)
+    assert not {e.fact_id for e in x.endings if e.fact_id}
+
+
+@pytest.mark.parametrize(("text", "org"), [
+    ("Bettina Roe quit Corvid Works last month.", "Corvid Works"),
+    ("Hal resigned from Tandem Labs in the spring.", "Tandem Labs"),
+    ("Ottoline quit Brassfield Mills after nine years.", "Brassfield Mills"),
+])
+def test_what_a_person_quits_or_resigns_from_is_an_organisation(ex: LocalExtractor, text: str, org: str) -> None:
+    assert {e.name: e.type for e in ex.extract(text, ctx()).entities}[org] == "organization"
+
+
+def test_a_mentor_leaving_the_speakers_organisation_stays_a_mentor(ex: LocalExtractor) -> None:
+    facts = [*_speaker_org_facts()[:1],
+             CandidateFact(id="w3", source_id="u", source_name="User", type="WORKS_WITH", target_id="p3",
+                           target_name="Gunnar Lind", fact="User works with Gunnar Lind, their mentor")]
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user", candidate_facts=facts)
+    x = ex.extract("Gunnar left Corvid Works to start his own studio.", c)
+    assert not {e.fact_id for e in x.endings if e.fact_id}
+
+
+@pytest.mark.parametrize(("text", "work", "partner"), [
+    ("Tamsin and I are rebuilding the intake dashboard together.", "intake dashboard", "Tamsin"),
+    ("Noor and I are heads-down on the billing migration this month.", "billing migration", "Noor"),
+    ("Jo and I are reworking the volunteer handbook.", "volunteer handbook", "Jo"),
+])
+def test_a_work_item_two_people_remake_is_their_project(ex: LocalExtractor, text: str, work: str,
+                                                       partner: str) -> None:
+    r = rels(ex.extract(text, ctx()))
+    assert {("ME", "WORKS_ON", work), (partner, "WORKS_ON", work)} <= r
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("I used to work with Benedikt at Harlow Bank, we still grab lunch sometimes.", "Benedikt"),
+    ("Noemi and I used to work together at the paper.", "Noemi"),
+    ("I used to collaborate with Ferdinand on the zine.", "Ferdinand"),
+])
+def test_a_former_colleague_is_still_known(ex: LocalExtractor, text: str, person: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "KNOWS", person) in rels(x)
+    assert ("ME", "WORKS_WITH", person) not in rels(x)
+    assert person in ended(x)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Fennel is built with Django.", ("Fennel", "USES", "Django")),
+    ("Kestrel is written in Go and runs on Fly.", ("Kestrel", "USES", "Go")),
+    ("Marlow is built on top of Tokio.", ("Marlow", "DEPENDS_ON", "Tokio")),
+    ("I've been learning Elixir to write Tidepool, a tiny chat server.", ("Tidepool", "USES", "Elixir")),
+])
+def test_what_is_built_with_a_tool_uses_it(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    x = ex.extract(text, ctx())
+    assert expected in rels(x)
+    assert {e.name: e.type for e in x.entities}[expected[0]] == "project"
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("Signe and I are rewriting the HR onboarding checklist this month.", "HR onboarding checklist"),
+    ("Mateus and I are rebuilding the Harlow intake dashboard.", "Harlow intake dashboard"),
+    ("I'm running the Q3 pricing survey.", "Q3 pricing survey"),
+])
+def test_a_work_item_named_with_a_capitalised_word_stays_whole(ex: LocalExtractor, text: str, work: str) -> None:
+    assert ("ME", "WORKS_ON", work) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Yevgenia drafted the grant proposal over the weekend.", ("Yevgenia", "WORKS_ON", "grant proposal")),
+    ("Tuva is coordinating the volunteer handbook.", ("Tuva", "WORKS_ON", "volunteer handbook")),
+    ("Ysolde is redesigning the donor newsletter.", ("Ysolde", "WORKS_ON", "donor newsletter")),
+])
+def test_who_drafts_or_coordinates_a_work_item_works_on_it(ex: LocalExtractor, text: str,
+                                                           expected: tuple[str, str, str]) -> None:
+    x = ex.extract(text, ctx())
+    assert expected in rels(x)
+    assert {e.name: e.type for e in x.entities}[expected[0]] == "person"
+
+
+@pytest.mark.parametrize("text", [
+    "Ilse stepped down as co-editor last month and Petr took over Marrowbone's layout.",
+    "Ilse stepped down as co-editor of Marrowbone.",
+    "Ilse stepped back as maintainer in May, so Petr runs Marrowbone alone now.",
+])
+def test_stepping_down_ends_the_work_on_the_project_named(ex: LocalExtractor, text: str) -> None:
+    from loregraph.extract.base import CandidateEntity
+
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user",
+                          candidates=[CandidateEntity("p1", "Ilse Brandt", "person"),
+                                      CandidateEntity("w1", "Marrowbone", "project")])
+    x = ex.extract(text, c)
+    name = {e.ref: e.name for e in x.entities}
+    assert ("Ilse Brandt", "WORKS_ON", "Marrowbone") in {(name.get(e.source or ""), e.type, name.get(e.target or ""))
+                                                          for e in x.endings}
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("Oddny left in June, so it's just me and Tove Lindgren running Saltwick now.", "Tove Lindgren"),
+    ("It's just me and Tove running the shop now.", "Tove"),
+    ("Now it's me and Idris doing the books for the co-op.", "Idris"),
+    ("Hollis and me are rebuilding the parish newsletter.", "Hollis"),
+    ("So it's just me and Kalle running the bakery.", "Kalle"),
+])
+def test_me_and_a_person_doing_the_work_work_together(ex: LocalExtractor, text: str, person: str) -> None:
+    assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
+
+
+def _team_facts() -> list[CandidateFact]:
+    return [CandidateFact(id="t1", source_id="p1", source_name="Greta Holm", type="PART_OF", target_id="o1",
+                          target_name="design team", fact="Greta Holm is part of design team"),
+            CandidateFact(id="t2", source_id="p1", source_name="Greta Holm", type="USES", target_id="k1",
+                          target_name="Sketch", fact="Greta Holm uses Sketch"),
+            CandidateFact(id="t3", source_id="p2", source_name="Anders Vik", type="USES", target_id="k1",
+                          target_name="Sketch", fact="Anders Vik uses Sketch")]
+
+
+@pytest.mark.parametrize("text", [
+    "The design team moved from Sketch to Penpot in April.",
+    "The design team switched off Sketch last quarter.",
+    "Our design team dropped Sketch for Penpot.",
+])
+def test_a_group_dropping_a_tool_ends_its_members_use(ex: LocalExtractor, text: str) -> None:
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user",
+                          candidate_facts=_team_facts())
+    x = ex.extract(text, c)
+    assert {e.fact_id for e in x.endings if e.fact_id} == {"t2"}  # Anders is not known to be on the team
+
+
+@pytest.mark.parametrize(("text", "team", "org"), [
+    ("I'm on Quillmark's platform team, mostly backend work.", "platform team", "Quillmark"),
+    ("Torvald joined Brightpath's growth team in May.", "growth team", "Brightpath"),
+    ("I'm on Hartwell's data team, mostly doing dashboards.", "data team", "Hartwell"),
+])
+def test_an_organisations_team_is_part_of_it(ex: LocalExtractor, text: str, team: str, org: str) -> None:
+    x = ex.extract(text, ctx())
+    assert (team, "PART_OF", org) in rels(x)
+    assert {e.name: e.type for e in x.entities}[org] == "organization"
+
+
+def test_a_persons_team_is_no_unit_of_an_organisation(ex: LocalExtractor) -> None:
+    x = ex.extract("I joined Dana's design team last month.", ctx())
+    assert not any(s == "design team" for s, _, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Deploys run on Render now.", "Render"),
+    ("Invoicing runs through Xero these days.", "Xero"),
+    ("The docs are hosted on Netlify.", "Netlify"),
+])
+def test_a_part_of_the_speakers_setup_running_on_a_tool_is_the_speakers_use(ex: LocalExtractor, text: str,
+                                                                            tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "His squad runs everything on Nomad.",
+    "My sister's bakery runs on Square.",
+    "The customers come through Etsy mostly.",
+])
+def test_someone_elses_setup_or_people_are_not_the_speakers_use(ex: LocalExtractor, text: str) -> None:
+    assert not any(s == "ME" and t == "USES" for s, t, _ in rels(ex.extract(text, ctx())))
+
+
+def test_a_named_things_part_running_on_a_tool_is_not_the_speakers_use(ex: LocalExtractor) -> None:
+    x = ex.extract("The Kotlin bindings, tern-kt, sit under the tern org on Sourcehut.", ctx())
+    assert not any(s == "ME" and t == "USES" for s, t, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "person", "tool"), [
+    ("We moved the wiki from Confluence to Notion last month, Hedda's call.", "Hedda", "Notion"),
+    ("The studio switched to Figma in the spring, Ravi's idea.", "Ravi", "Figma"),
+    ("Our team went with Terraform in the end (Maren's decision).", "Maren", "Terraform"),
+])
+def test_the_person_whose_call_a_change_was_decided_it(ex: LocalExtractor, text: str, person: str,
+                                                       tool: str) -> None:
+    assert (person, "DECIDED", tool) in rels(ex.extract(text, ctx()))
+
+
+def test_an_idea_with_no_tool_decides_nothing(ex: LocalExtractor) -> None:
+    assert not any(t == "DECIDED" for _, t, _ in rels(ex.extract("Hedda's idea was great, we should do a retreat.",
+                                                                  ctx())))
+
+
+@pytest.mark.parametrize(("text", "name", "etype"), [
+    ("The shared code lives in a module called tally-core now.", "tally-core", "project"),
+    ("The Go bindings, quill-go, need cgo to build.", "quill-go", "project"),
+    ("We depend on fern-utils for the date parsing.", "fern-utils", "tool"),
+])
+def test_a_lower_case_hyphenated_software_name_is_one_mention(ex: LocalExtractor, text: str, name: str,
+                                                              etype: str) -> None:
+    assert {e.name: e.type for e in ex.extract(text, ctx()).entities}.get(name) == etype
+
+
+@pytest.mark.parametrize("text", [
+    "It's a long-term, day-to-day thing for me.",
+    "Honestly the follow-up was a well-trodden path.",
+    "We need a real-time, cross-platform re-run of the check-in flow.",
+])
+def test_english_hyphenated_words_are_no_names(ex: LocalExtractor, text: str) -> None:
+    assert not any("-" in e.name for e in ex.extract(text, ctx()).entities)
+
+
+@pytest.mark.parametrize(("text", "person", "org", "event"), [
+    ("I met Saoirse Quinlan at Copper Summit last year. She runs sales at Peltry Foods.",
+     "Saoirse Quinlan", "Peltry Foods", "Copper Summit"),
+    ("I met Jonah at Saltmarsh Fest in June; he now leads design at Orrin Labs.", "Jonah", "Orrin Labs",
+     "Saltmarsh Fest"),
+])
+def test_where_one_met_someone_is_no_entity_and_no_she(ex: LocalExtractor, text: str, person: str, org: str,
+                                                       event: str) -> None:
+    x = ex.extract(text, ctx())
+    assert (person, "PART_OF", org) in rels(x)
+    assert event not in {e.name for e in x.entities}
+
+
+@pytest.mark.parametrize(("text", "project", "tool"), [
+    ("We ship Dovetail on Android only, and that app is all Kotlin.", "Dovetail", "Kotlin"),
+    ("I maintain Pellucid in my spare time. The codebase is mostly Go.", "Pellucid", "Go"),
+])
+def test_the_codebase_of_the_work_just_named_uses_the_tool(ex: LocalExtractor, text: str, project: str,
+                                                          tool: str) -> None:
+    assert (project, "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "tools"), [
+    ("Decided: the newsletter moves to Substack next month.", {"Substack"}),
+    ("Final call: Notion for the wiki, Linear for tickets.", {"Notion", "Linear"}),
+    ("Decision made - the thesis gets written in Typst.", {"Typst"}),
+])
+def test_a_decision_heading_decides_the_tools_named(ex: LocalExtractor, text: str, tools: set[str]) -> None:
+    assert {o for s, t, o in rels(ex.extract(text, ctx())) if s == "ME" and t == "DECIDED"} == tools
+
+
+def test_a_decision_heading_over_a_maybe_decides_nothing(ex: LocalExtractor) -> None:
+    assert not any(t == "DECIDED" for _, t, _ in rels(ex.extract("Final call - we might try Vim later.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "back", "replaced"), [
+    ("Coda got way too expensive, so we're back on Notion.", "Notion", "Coda"),
+    ("Back on Figma after two weeks of trying Penpot.", "Figma", "Penpot"),
+    ("I switched back to Syncthing after Dropbox kept losing files.", "Syncthing", "Dropbox"),
+])
+def test_going_back_to_a_tool_ends_the_one_that_replaced_it(ex: LocalExtractor, text: str, back: str,
+                                                            replaced: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "USES", back) in rels(x)
+    assert replaced in ended(x) and back not in ended(x)
+
+
+def test_going_back_keeps_a_tool_still_used(ex: LocalExtractor) -> None:
+    x = ex.extract("Back to Vim, though I still use VS Code for notebooks.", ctx())
+    assert ("ME", "USES", "Vim") in rels(x)
+    assert not ended(x)
+
+
+@pytest.mark.parametrize(("text", "doer", "group", "not_doer"), [
+    ("Brisa Labs hired me to run their data team.", "ME", "data team", "Brisa Labs"),
+    ("Corvane asked me to lead their design guild.", "ME", "design guild", "Corvane"),
+    ("I asked Tamsin to join the Harbor choir.", "Tamsin", "Harbor", "ME"),
+])
+def test_the_object_before_an_infinitive_does_it(ex: LocalExtractor, text: str, doer: str, group: str,
+                                                 not_doer: str) -> None:
+    r = rels(ex.extract(text, ctx()))
+    assert (doer, "PART_OF", group) in r
+    assert (not_doer, "PART_OF", group) not in r
+
+
+@pytest.mark.parametrize(("text", "person", "work"), [
+    ("Maelle is my co-author on Driftwood.", "Maelle", "Driftwood"),
+    ("Jory, our bassist, is also my co-writer on Lanternlight.", "Jory", "Lanternlight"),
+    ("Ottilie is the editor of Brackish, our little zine.", "Ottilie", "Brackish"),
+])
+def test_a_working_role_on_a_named_thing_is_work_on_a_project(ex: LocalExtractor, text: str, person: str,
+                                                              work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert (person, "WORKS_ON", work) in rels(x)
+    assert {e.name: e.type for e in x.entities}[work] == "project"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'd take Procreate over Photoshop any day, and not just because it's cheaper.",
+     ("ME", "PREFERS", "Procreate")),
+    ("We use Linear for everything, and not only because it's fast.", ("ME", "USES", "Linear")),
+    ("Maren swears by Zotero, and not merely because it's free.", ("Maren", "PREFERS", "Zotero")),
+])
+def test_not_just_because_widens_and_never_negates(ex: LocalExtractor, text: str,
+                                                   expected: tuple[str, str, str]) -> None:
+    x = ex.extract(text, ctx())
+    assert expected in rels(x)
+    assert not ended(x)
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("We couldn't function without Linear at this point.", "Linear"),
+    ("I can't live without Zotero these days.", "Zotero"),
+    ("Honestly, I couldn't work without Obsidian.", "Obsidian"),
+])
+def test_a_tool_one_cannot_do_without_is_preferred(ex: LocalExtractor, text: str, tool: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "PREFERS", tool) in rels(x)
+    assert tool not in ended(x)
+
+
+def test_a_tool_one_can_do_without_is_not_preferred(ex: LocalExtractor) -> None:
+    assert not any(t == "PREFERS" for _, t, _ in rels(ex.extract("I can do without Slack, honestly.", ctx())))

@@ -33,6 +33,8 @@ CREATE_THRESHOLD = 0.7
 SKIP_THRESHOLD = 0.5
 EMBEDDING_MATCH_THRESHOLD = 0.93
 REINFORCE_STEP = 0.2
+# the default ontology's membership edge: ending "X PART_OF Org" also ends "X PART_OF <a unit that is PART_OF Org>"
+MEMBERSHIP_TYPE = "PART_OF"
 
 
 def reinforced(confidence: float, seen: float) -> float:
@@ -382,6 +384,17 @@ class DeltaBuilder:
         self.invalidated_facts[old.id] = old
         self.facts.pop(old.id, None)
 
+    def _end_units(self, member: str, org: str, when: datetime, reason: str) -> None:
+        """"I left Hartwell" also ends "User is part of data team" when the data team is part of Hartwell (one
+        level: a member's place on the organisation's units)."""
+        units = {f.source_id for f in self.store.facts_of_entities(self.gid, [org], TimeFilter(), [MEMBERSHIP_TYPE])
+                 if f.target_id == org and f.source_id != member and f.is_current()}
+        if not units:
+            return
+        for f in self._existing(member, MEMBERSHIP_TYPE, None):
+            if f.source_id == member and f.target_id in units and f.is_current():
+                self._invalidate(f, when, reason)
+
     def apply_endings(self, extraction: Extraction) -> None:
         offered = {f.id for f in self.context.candidate_facts}
         for end in extraction.endings:
@@ -408,6 +421,8 @@ class DeltaBuilder:
                 if f.source_id != src and not (f.target_id == src and (dst is None or f.source_id == dst)):
                     continue
                 self._invalidate(f, when, _reason_code(end.reason))
+            if dst is not None and end.type in (MEMBERSHIP_TYPE, None):
+                self._end_units(src, dst, when, _reason_code(end.reason))
 
     # ---- output ---------------------------------------------------------------------------------
     def finish(self) -> GraphDelta:

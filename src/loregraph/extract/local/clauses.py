@@ -22,11 +22,16 @@ from loregraph.extract.local.words import (
     FUTURE_MARKERS,
     HEDGES,
     MODALS,
+    PEOPLE_NOUNS,
     PLAN_VERBS,
     ROLE_NOUNS,
     STOP_VERBS,
     SUBJ_PRONOUNS,
+    common_word,
+    word_class,
 )
+
+_SETUP_VERBS = word_class("setup_verbs")
 
 _HABIT_ADVERBS = frozenset({"still", "also", "mostly", "usually", "always", "mainly", "now", "basically", "honestly"})
 _QUANTIFIER_SUBJECTS = frozenset({"everything", "everyone", "all", "nothing", "nobody", "most", "both"})
@@ -96,11 +101,16 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
                 subj.append(SPEAKER)
             if not in_pp and m.type and k == m.start and not in_prep_phrase(st, m, cl.start) and not m.addressed:
                 subj.append(m)
+            elif not m.type and m.end - m.start == 1 and _setup_subject(st, t, first_v):
+                subj.append(SPEAKER)  # "Deploys run on X": a capital only because it opens the sentence
             k = m.end
             continue
         low = t.lower_
         if low in ("i", "we") and t.dep_ in ("nsubj", "nsubjpass", "conj"):
             subj.append(SPEAKER)
+        elif low == "me" and t.dep_ in ("nsubj", "conj") and (
+                (k + 1 < first_v and doc[k + 1].lower_ == "and") or (k > cl.start and doc[k - 1].lower_ == "and")):
+            subj.append(SPEAKER)  # "Me and Hollis are running X", "Hollis and me run X" (informal subjects)
         elif low in ("she", "he") and t.dep_ in ("nsubj", "nsubjpass"):
             p = resolve_person(st, t.i)
             if p is not None:
@@ -123,6 +133,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
                 subj.append(SPEAKER)
             else:
                 subj.append(None)
+        elif _setup_subject(st, t, first_v):
+            subj.append(SPEAKER)  # "billing runs on Stripe", "the docs are hosted on X": the speaker's own setup
         elif low in ("they", "you", "everyone", "nobody", "someone") and t.dep_ in ("nsubj",):
             subj.append(None)
         k += 1
@@ -146,6 +158,9 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
             cl.verbs = [t for t in toks if t.lower_ in ("fan", "fans", "believer", "advocate", "lover")][:1]
     elif not subj and prev is None and verbs and st.speaker_ok and _diary_verb(st, cl, verbs[0]):
         subj_clean = [SPEAKER]  # "Stopped using X.", "Ditched X for Y": the speaker, left unsaid
+    elif not subj and prev is None and st.speaker_ok and _missed_activity(st, cl) is not None \
+            and doc[cl.start].lower_ == "miss":
+        subj_clean = [SPEAKER]  # "Miss working with X already": the speaker, left unsaid
     cl.subj = subj_clean
     # flags
     lems = [lemma(v) for v in cl.verbs]
@@ -168,13 +183,15 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         cl.preference = True
     if any(lem in DECIDE_VERBS for lem in lems) and not (aux_low & MODALS):
         cl.hypothetical = False
-    cl.negated = any(t.dep_ == "neg" or t.lower_ in ("not", "n't", "never") for t in toks) \
-        or " no longer " in text_low
+    cl.negated = any((t.dep_ == "neg" or t.lower_ in ("not", "n't", "never")) and not _not_only(doc, t)
+                     for t in toks) or " no longer " in text_low
     if prev is not None and cl.inherited and prev.negated and not verbs:
         cl.negated = True
     cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to "))
     if prev is not None and cl.inherited and prev.ended and not verbs:
         cl.ended = True
+    if _missed_activity(st, cl) is not None and not cl.negated:
+        cl.ended = True  # "I miss pairing with X": what one misses doing has ended
     if any(lem in STOP_VERBS for lem in lems[:1]) and not cl.negated:
         first = cl.verbs[0]
         if lemma(first) not in ("give", "get") or " give up " in text_low or " got rid of " in text_low \
@@ -207,6 +224,39 @@ def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
             or verb.lemma_ in ("be", "have", "do", "thank", "love"):  # "Still use X daily": not an order
         return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
     return not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)
+
+
+def _setup_subject(st: Parse, t: Any, first_v: int) -> bool:
+    """A bare or "the" common noun that names a part of the speaker's own setup, as the subject of a verb of
+    running or keeping ("billing runs on X", "the docs are hosted on X", "payroll goes through X"). Never a
+    person noun, never a possessed noun ("his squad runs ...": someone else's)."""
+    opener = t.is_sent_start and t.text[1:].islower()  # "Deploys run on X", "Payroll goes through X"
+    if not st.speaker_ok or t.dep_ not in ("nsubj", "nsubjpass") or not (
+            (t.pos_ == "NOUN" and (t.is_lower or opener)) or (opener and t.pos_ == "PROPN" and common_word(t.lower_))):
+        return False
+    if t.lower_ in ROLE_NOUNS | PEOPLE_NOUNS or (t.head.i != first_v and t.head.i < first_v):
+        return False
+    if t.head.lemma_ not in _SETUP_VERBS or t.head.pos_ not in ("VERB", "AUX"):
+        return False
+    return all(c.lower_ == "the" or c.dep_ in ("compound", "amod") for c in t.children if c.i < t.i) \
+        and not any(c.dep_ in ("poss", "relcl", "acl", "appos") or st.at[c.i] != -1 for c in t.children)
+
+
+_NOT_ONLY = frozenset({"just", "only", "simply", "merely", "solely", "purely"})
+
+
+def _not_only(doc: Any, t: Any) -> bool:
+    """"... and not just because it's cheap", "not only for notes": a 'not' that widens, never negates."""
+    return t.lower_ == "not" and t.i + 1 < len(doc) and doc[t.i + 1].lower_ in _NOT_ONLY
+
+
+def _missed_activity(st: Parse, cl: Clause) -> Any:
+    """The gerund after "miss" ("I miss pairing with X", "Miss working with X"), or None."""
+    doc = st.doc
+    for t in doc[cl.start:cl.end - 1]:
+        if t.lower_ in ("miss", "missing") and doc[t.i + 1].tag_ == "VBG":
+            return doc[t.i + 1]
+    return None
 
 
 def _fan_fragment(st: Parse, cl: Clause) -> bool:

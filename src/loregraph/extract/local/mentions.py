@@ -17,6 +17,7 @@ from loregraph.extract.local.state import (
     norm_key,
 )
 from loregraph.extract.local.words import (
+    CODE_NAME_HOLDERS,
     COLLAB_VERBS,
     CONCEPT_HEADS,
     CREATIVE_HEADS,
@@ -43,6 +44,7 @@ from loregraph.extract.local.words import (
     TEAM_HEADS,
     WORK_ITEM_HEADS,
     WORK_VERBS,
+    code_name,
     common_word,
 )
 
@@ -188,6 +190,11 @@ def find_mentions(st: Parse) -> list[Mention]:
         joined = any(t.text in ("&", "'s", "’s") or t.lower_ == "of" for t in span[1:-1])
         spans.append((1 if joined else 2, i, j, m))  # "Marks & Spencer" beats a listed "Marks"
         i = j
+
+    for i in range(n):  # "tally-core", "toml_edit": a lower-case software name (merged into one token)
+        cm = _code_name_mention(st, i)
+        if cm is not None:
+            spans.append((1, i, i + 1, cm))
 
     for qm in _quoted_titles(doc):
         spans.append((1, qm.start, qm.end, qm))  # a title in quotes is one name: "Pride and Prejudice"
@@ -454,6 +461,51 @@ def _interest_cue(chunk: Any, gword: str, prep: str) -> bool:
     return False
 
 
+# verbs whose definite object with a work-item head is the subject's work: "rebuilding the intake dashboard"
+_OWNER_VERBS = frozenset({
+    "maintain", "own", "lead", "build", "rewrite", "launch", "ship", "run", "start", "manage", "take", "inherit",
+    "finish", "design", "write", "draft", "create", "rebuild", "redesign", "rework", "revamp", "refactor",
+    "overhaul", "develop", "prototype", "polish", "port", "edit", "produce", "coordinate", "organise", "organize",
+    "plan", "update", "revise", "co-write", "co-author", "co-lead", "co-maintain", "co-run"})
+# words "on" follows for the work one is busy with: "heads-down on X", "focused on X", "busy on X"
+_ON_WORK_WORDS = frozenset({"be", "focus", "down", "busy", "concentrate", "crunch", "grind"})
+
+
+_CODE_NAME_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "appos", "attr", "conj", "oprd", "compound",
+                             "npadvmod", "dep", "ROOT"})
+
+
+def _code_name_mention(st: Parse, i: int) -> Mention | None:
+    """A lower-case hyphenated or underscored software name in a noun's place ("a module called tally-core",
+    "the Go bindings, quill-go, ...", "we depend on fern-utils"): a tool, or the speaker's project where it names
+    a module, a library or bindings of theirs."""
+    tok = st.doc[i]
+    if not code_name(tok.text) or tok.dep_ not in _CODE_NAME_DEPS or tok.pos_ in ("ADJ", "ADV", "VERB") \
+            or st.lex.get(tok.text) is not None:
+        return None
+    m = Mention(i, i + 1, tok.text, source="np-strong")
+    holder = tok.head if tok.dep_ in ("appos", "oprd") else None
+    if tok.dep_ == "oprd" or (i > 0 and st.doc[i - 1].lower_ in ("called", "named")):
+        holder = tok.head.head if tok.head.lower_ in ("called", "named") else tok.head
+    if holder is not None and holder.lemma_.lower() in CODE_NAME_HOLDERS | WORK_ITEM_HEADS:
+        m.vote(PROJECT, 0.9)
+    else:
+        m.vote(TOOL, 0.7)
+    return m
+
+
+def _capped_work_item(toks: list[Any], head: Any) -> bool:
+    """"the ICU discharge checklist", "the iOS onboarding flow": a work item whose name opens with a capitalised
+    word, then a lower-case noun, then a work-item head."""
+    if len(toks) < 3 or toks[-1].i != head.i or head.lower_ not in WORK_ITEM_HEADS:
+        return False
+    before = toks[-2]
+    if not (before.is_lower and before.pos_ == "NOUN" and before.dep_ == "compound"):
+        return False
+    caps = [t for t in toks[:-2] if t.text[:1].isupper() or t.text[:2].isupper() or not t.is_lower]
+    return bool(caps) and all(t.dep_ in ("compound", "amod", "nmod") for t in toks[:-1])
+
+
 def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     """Lower-case noun phrases that name teams, projects or concepts."""
     toks = [t for t in chunk if t.pos_ not in ("DET", "PRON", "PUNCT", "NUM") and t.dep_ != "poss"
@@ -495,8 +547,9 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     if gov is None:
         return None
     gword, prep = gov
+    capped_work = _capped_work_item(toks, head)
     if any(t.text[:1].isupper() and t.lower_ not in GENERIC_CAPS for t in toks) \
-            and not any(t.lower_ in CONCEPT_HEADS for t in toks[-1:]):
+            and not any(t.lower_ in CONCEPT_HEADS for t in toks[-1:]) and not capped_work:
         return None
     if _interest_cue(chunk, gword, prep) and head.pos_ in ("NOUN", "PROPN", "VERB") and not any(
             t.text[:1].isupper() for t in toks) and not _generic_np(toks):
@@ -524,10 +577,10 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None
     if nxt is not None and nxt.lower_ in ("called", "named", "codenamed", ","):
         return None
-    owner_verbs = {"maintain", "own", "lead", "build", "rewrite", "launch", "ship", "run", "start", "manage",
-                   "take", "inherit", "finish", "design", "write", "draft", "create"}
-    if ((prep == "on" and gword in WORK_VERBS | COLLAB_VERBS | {"be", "focus"})
-            or (prep == "" and (definite or sum(t.dep_ == "compound" for t in mods) >= 2) and gword in owner_verbs)) \
+    if capped_work and not (gword in _OWNER_VERBS and prep == "" and definite):
+        return None  # "the ICU discharge checklist" only as the object of a making verb
+    if ((prep == "on" and gword in WORK_VERBS | COLLAB_VERBS | _ON_WORK_WORDS)
+            or (prep == "" and (definite or sum(t.dep_ == "compound" for t in mods) >= 2) and gword in _OWNER_VERBS)) \
             and hl in WORK_ITEM_HEADS and mods \
             and all(t.pos_ in ("NOUN", "ADJ", "PROPN", "VERB") for t in mods):
         m = Mention(start, end, text, source="np")

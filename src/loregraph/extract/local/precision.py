@@ -93,7 +93,7 @@ def no_name(st: Parse, m: Mention, sent: Any) -> bool:
         return False
     words = [t for t in st.doc[m.start:m.end] if t.is_alpha]
     if not words or not all(common_word(t.lower_) for t in words):
-        return False  # "brindle", "heparin drip checklist": a rare word is a name
+        return False  # "quillmark", "insulin dosing chart": a rare word is a name
     if all(t.is_lower for t in words):
         return True
     opens = sent is not None and all(not t.is_alpha for t in st.doc[sent.start:words[0].i])
@@ -161,6 +161,8 @@ def modifier_only(st: Parse, m: Mention) -> bool:
 def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[Mention], sent: Any) -> bool:
     """Whether the relation ``r`` of sentence ``sent`` is held back (``targets``/``sources``: its ends' mentions
     in that sentence)."""
+    if r.trace.endswith("an organisation's team is part of it"):
+        return False  # "Hartwell's data team": the possessive names whose team it is
     if r.type in _OWNED_TYPES:
         if r.source == SPEAKER and targets and all(someone_elses(st, m) for m in targets):
             return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.endings import MovedOrg, MovedProject, NewRole
+from loregraph.extract.local.endings import LeftOrg, MovedOrg, MovedProject, NewRole
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -28,6 +28,7 @@ from loregraph.extract.local.state import (
     Parse,
     clause_gov_verb,
     clause_mentions,
+    controller,
     gov_lemma,
     is_team,
     lemma,
@@ -58,6 +59,7 @@ from loregraph.extract.local.words import (
     TOOL_HEADS,
     USE_VERBS,
     WORK_VERBS,
+    first_name,
 )
 
 
@@ -91,12 +93,22 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     # "Ana quit", "Ana retired", "Ana left last week": the speaker no longer works with her
     if not cl.question and not cl.hypothetical and not cl.negated and cl.verbs and st.speaker_ok:
         v0 = lemma(cl.verbs[0])
-        leaving = v0 in LEAVE_VERBS | {"retire"} or (v0 == "step" and any(
-            c.lower_ == "down" for c in cl.verbs[0].children))
-        if leaving and not any(m.start > cl.verbs[0].i for m in ms):
+        stepping = v0 == "retire" or (v0 == "step" and any(
+            c.lower_ in ("down", "back", "away", "aside") for c in cl.verbs[0].children))
+        leaving = v0 in LEAVE_VERBS or stepping
+        later = [m for m in ms if m.start > cl.verbs[0].i]
+        # "stepped down as co-editor of X": a role of a project after the verb still says who left
+        role_of = bool(later) and stepping and all(m.type == PROJECT and doc[m.start - 1].lower_ == "of"
+                                                    for m in later)
+        if leaving and (not later or role_of):
+            sent = doc[cl.start].sent
             for s in cl.subj:
                 if s is not SPEAKER and s.type == PERSON:
                     st.out.end(SPEAKER, WORKS_WITH, s, reason="left")
+                    if stepping:  # "X stepped down ... and Y took over Z": X's work on Z ends
+                        for m in st.mentions:
+                            if m.type == PROJECT and m.ref and sent.start <= m.start < sent.end:
+                                st.out.end(s, WORKS_ON, m, reason="stepped down")
     # "X, a Zig crate for ...", "X, our Flutter app": the project is made with the tool that names its kind
     if not cl.question and not cl.hypothetical and not cl.negated:
         for m in ms:
@@ -189,6 +201,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             if owner is None:
                 continue  # "a cluster running Slurm": the participle's subject is no entity
             srcs = [owner]
+        doer = controller(st, gv) if gv is not None else None
+        if doer is not None:
+            srcs = [doer]  # "Brisa hired me to run X", "I asked Tamsin to join X": the object does it
         if o.type == TOOL and _possessed_tool(st, o) and not (cl.negated or cl.ended):
             if st.speaker_ok:
                 # "all my Python code"
@@ -207,18 +222,23 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     st.out.add(s, USES, o, cl, conf, trace="rules: dropped X for Y (the successor)")
                 continue
             rtype = _rel_for(st, g, p, o, cl)
-            if rtype is None and cl.ended:
-                rtype = None
+            if rtype is None and cl.ended and o.type == PERSON and p == "with":
+                rtype = WORKS_WITH  # "I miss brainstorming with X": the work together ended, not the acquaintance
             if any(st.out.has(s, USES, o) for s in srcs):
                 continue  # "ditched X for Y, everything's in Y now": Y was just taken up
             for s in srcs if proj_obj is None else [proj_obj]:
                 if cl.ended or (cl.negated and rtype in (USES, WORKS_ON, PART_OF)
                                 and any(t.tag_ in ("VBP", "VBZ", "VBG") for t in verbs)):
                     st.out.end(s, rtype, o)
+                    past = " used to " in f" {doc[cl.start:cl.end].text.lower()} "
+                    if rtype == WORKS_WITH and o.type == PERSON and past:
+                        st.out.add(s, KNOWS, o, cl, 0.7, trace="rules: a former colleague is known")
             continue
         if g in LEAVE_VERBS and o.type in (ORGANIZATION, PROJECT):
             for s in srcs:
                 st.out.end(s, PART_OF if o.type == ORGANIZATION else WORKS_ON, o)
+                if o.type == ORGANIZATION and (s is SPEAKER or s.type == PERSON):
+                    st.out.events.append(LeftOrg(s, o))  # colleagues through it stop working together
             continue
         if o.type == ORGANIZATION and g in SWITCH_VERBS | {"go", "join"} and p in ("to", "") \
                 and not cl.negated and not cl.ended:
@@ -261,6 +281,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         elif o.type == ORGANIZATION and rtype in (PART_OF, USES):
             unit = unit_of(st, o)
             if unit is not None:
+                if not (" " not in o.name and first_name(o.name)):  # "Dana's team": a person's, not a unit
+                    st.out.add(unit, PART_OF, o, cl, conf, trace="rules: an organisation's team is part of it")
                 o = unit  # "moved to Kelham's night team": one joins the team, which is part of Kelham
             for s in srcs:
                 if rtype == PART_OF and s is not SPEAKER and s.type not in (PERSON, PROJECT, ORGANIZATION):
@@ -312,6 +334,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         for m in st.mentions:
             if m.type == PERSON and m.ref:
                 st.out.end(SPEAKER, WORKS_WITH, m, reason="no longer together")
+                if " used to " in f" {doc[cl.start:cl.end].text.lower()} ":
+                    st.out.add(SPEAKER, KNOWS, m, cl, 0.7, trace="rules: a former colleague is known")
     if cl.alone and SPEAKER in subj and st.speaker_ok:
         for m in st.mentions:
             if m.type == PERSON and m.ref:
@@ -324,6 +348,28 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             for s in cl.subj:
                 if s is not SPEAKER and s.type == TOOL:
                     st.out.add(SPEAKER, USES, s, cl, 0.7, qualifier="instead", trace="rules: instead, after an ending")
+
+
+_DECISION_HEADINGS = (("decided",), ("decision",), ("decision", "made"), ("final", "call"), ("final", "decision"),
+                      ("verdict",), ("settled",), ("it", "'s", "official"))
+
+
+def relate_decision_heading(st: Parse, cl: Clause) -> None:
+    """"Decided: the newsletter moves to X", "Final call: X for the wiki": a sentence headed by a decision word
+    and a colon or dash; the speaker decided the tools it names."""
+    if not st.speaker_ok or cl.question or cl.negated:
+        return
+    doc = st.doc
+    if any(t.tag_ == "MD" and t.lower_ not in ("will", "'ll", "wo") for t in doc[cl.start:cl.end]):
+        return  # "Final call - we might try X": still open (a plan for later is decided all the same)
+    sent = doc[cl.start].sent
+    words = [t for t in sent if not t.is_space]
+    colon = next((k for k, t in enumerate(words[:5]) if t.text in (":", "-", "—", "–")), None)
+    if colon is None or tuple(t.lower_ for t in words[:colon]) not in _DECISION_HEADINGS:
+        return
+    for m in st.mentions:
+        if m.type == TOOL and m.ref and cl.start <= m.start < cl.end and m.start > words[colon].i:
+            st.out.add(SPEAKER, DECIDED, m, cl, 0.8, trace="rules: a decision heading")
 
 
 def relate_finished(st: Parse, cl: Clause) -> None:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from loregraph.extract.base import ExtractedEntity, ExtractionContext
+from loregraph.extract.base import SPEAKER, ExtractedEntity, ExtractionContext
 from loregraph.extract.lexicon import Lexicon
 from loregraph.extract.local.collector import Collector
 from loregraph.extract.local.kinds import ORGANIZATION, PERSON, PROJECT
@@ -299,4 +299,22 @@ def unit_of(st: Parse, o: Mention) -> Mention | None:
         unit = st.mentions[st.at[k + 1]]
         if unit.type == ORGANIZATION and unit.ref and unit.name.split()[-1].lower() in TEAM_HEADS:
             return unit
+    return None
+
+
+def controller(st: Parse, verb: Any) -> Any:
+    """Who does an infinitive that hangs on a verb with an object: the object ("hired me to run X" → the speaker,
+    "asked Tamsin to join X" → Tamsin); None if the infinitive has no such object above it."""
+    if verb.dep_ not in ("xcomp", "advcl", "ccomp") or not any(c.lower_ == "to" and c.dep_ == "aux"
+                                                              for c in verb.children):
+        return None
+    obj = next((c for c in verb.head.children if c.dep_ == "dobj" and c.i < verb.i), None) \
+        or next((c for c in verb.children if c.dep_ == "nsubj" and c.i < verb.i), None)
+    if obj is None:
+        return None
+    if obj.lower_ in ("me", "us"):
+        return SPEAKER if st.speaker_ok else None
+    if st.at[obj.i] != -1:
+        m = st.mentions[st.at[obj.i]]
+        return m if m.type == PERSON and m.ref else None
     return None

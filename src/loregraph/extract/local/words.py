@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,31 @@ def common_word(word: str, zipf: float = COMMON_ZIPF) -> bool:
     from wordfreq import zipf_frequency  # lazy: it loads its word list on first use
 
     return bool(zipf_frequency(word, "en") >= zipf)
+
+
+CODE_NAME_SUFFIXES = _set("code_name_suffixes")
+WORD_PREFIXES = _set("word_prefixes")
+CODE_NAME_HOLDERS = _set("code_name_holders")
+CODE_NAME_ZIPF = 3.2  # a part rarer than this makes a lower-case hyphenated word a name ("quill-py", "tern-kt")
+_CODE_NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+$")
+
+
+def code_name(text: str) -> bool:
+    """A lower-case hyphenated or underscored name of software ("tally-core", "quill-go", "toml_edit"), not an
+    English compound ("day-to-day", "follow-up", "real-time", "re-run"): a rare part or a code suffix, no part a
+    function word or a one-letter piece, and no word prefix first."""
+    if not _CODE_NAME.match(text):
+        return False
+    parts = re.split(r"[-_]", text)
+    if any(len(p) < 2 for p in parts) or parts[0] in WORD_PREFIXES:
+        return False
+    if any(p in _FUNCTION_WORDS for p in parts):
+        return False
+    return parts[-1] in CODE_NAME_SUFFIXES or any(not common_word(p, CODE_NAME_ZIPF) for p in parts)
+
+
+_FUNCTION_WORDS = frozenset({"a", "an", "and", "at", "by", "for", "in", "of", "on", "or", "the", "to", "up", "with",
+                             "out", "off", "over", "down", "it", "be", "is", "as"})
 
 
 # the precision gate's classes (stage 7)
