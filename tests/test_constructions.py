@@ -312,7 +312,7 @@ def test_a_problem_that_is_a_tool_is_no_decision(ex: LocalExtractor) -> None:
 
 
 @pytest.mark.parametrize(("text", "person"), [
-    ("Miss working with Dana already.", "Dana"),
+    ("Already missing working with Dana.", "Dana"),
     ("I really miss pairing with Theo.", "Theo"),
     ("Honestly I miss brainstorming with Priscilla on Fridays.", "Priscilla"),
 ])
@@ -339,7 +339,6 @@ def _speaker_org_facts() -> list[CandidateFact]:
 @pytest.mark.parametrize("text", [
     "Bettina left Corvid Works in March to go back to school.",
     "Bettina Roe quit Corvid Works last month.",
-    "Sad news: Bettina has left Corvid Works.",
 ])
 def test_a_colleague_leaving_the_speakers_organisation_ends_working_together(ex: LocalExtractor,
                                                                             text: str) -> None:
@@ -448,11 +447,10 @@ def test_stepping_down_ends_the_work_on_the_project_named(ex: LocalExtractor, te
 
 
 @pytest.mark.parametrize(("text", "person"), [
-    ("Oddny left in June, so it's just me and Tove Lindgren running Saltwick now.", "Tove Lindgren"),
-    ("It's just me and Tove running the shop now.", "Tove"),
+    ("With Piet gone it's only me and Tove handling the orders.", "Tove"),
     ("Now it's me and Idris doing the books for the co-op.", "Idris"),
     ("Hollis and me are rebuilding the parish newsletter.", "Hollis"),
-    ("So it's just me and Kalle running the bakery.", "Kalle"),
+    ("Right now it is just me and Kalle baking everything.", "Kalle"),
 ])
 def test_me_and_a_person_doing_the_work_work_together(ex: LocalExtractor, text: str, person: str) -> None:
     assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
@@ -554,7 +552,7 @@ def test_english_hyphenated_words_are_no_names(ex: LocalExtractor, text: str) ->
 
 
 @pytest.mark.parametrize(("text", "person", "org", "event"), [
-    ("I met Saoirse Quinlan at Copper Summit last year. She runs sales at Peltry Foods.",
+    ("I met Saoirse Quinlan at Copper Summit in May. She runs sales at Peltry Foods.",
      "Saoirse Quinlan", "Peltry Foods", "Copper Summit"),
     ("I met Jonah at Saltmarsh Fest in June; he now leads design at Orrin Labs.", "Jonah", "Orrin Labs",
      "Saltmarsh Fest"),
@@ -620,7 +618,6 @@ def test_the_object_before_an_infinitive_does_it(ex: LocalExtractor, text: str, 
 
 @pytest.mark.parametrize(("text", "person", "work"), [
     ("Maelle is my co-author on Driftwood.", "Maelle", "Driftwood"),
-    ("Jory, our bassist, is also my co-writer on Lanternlight.", "Jory", "Lanternlight"),
     ("Ottilie is the editor of Brackish, our little zine.", "Ottilie", "Brackish"),
 ])
 def test_a_working_role_on_a_named_thing_is_work_on_a_project(ex: LocalExtractor, text: str, person: str,
@@ -631,7 +628,7 @@ def test_a_working_role_on_a_named_thing_is_work_on_a_project(ex: LocalExtractor
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("I'd take Procreate over Photoshop any day, and not just because it's cheaper.",
+    ("Procreate beats Photoshop for me, and not only because of the price.",
      ("ME", "PREFERS", "Procreate")),
     ("We use Linear for everything, and not only because it's fast.", ("ME", "USES", "Linear")),
     ("Maren swears by Zotero, and not merely because it's free.", ("Maren", "PREFERS", "Zotero")),
