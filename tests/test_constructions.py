@@ -653,3 +653,24 @@ def test_a_tool_one_cannot_do_without_is_preferred(ex: LocalExtractor, text: str
 
 def test_a_tool_one_can_do_without_is_not_preferred(ex: LocalExtractor) -> None:
     assert not any(t == "PREFERS" for _, t, _ in rels(ex.extract("I can do without Slack, honestly.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Our bookkeeper Hanne Solberg-Vik moved us onto FreeAgent in March.", ("ME", "WORKS_WITH", "Hanne Solberg-Vik")),
+    ("I work with Ana Lopez-Ruiz on the Tidewell grant.", ("ME", "WORKS_WITH", "Ana Lopez-Ruiz")),
+    ("Jean-Luc Moreau prefers Miro for workshops.", ("Jean-Luc Moreau", "PREFERS", "Miro")),
+    ("Dr. Amara Okafor-Nwosu runs the lab at Kestrel University.",
+     ("Amara Okafor-Nwosu", "PART_OF", "Kestrel University")),
+])
+def test_a_hyphenated_name_is_one_name(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    """The tokenizer splits "Lopez-Ruiz" at the hyphen; the name stays whole (one person, not two)."""
+    x = ex.extract(text, ctx())
+    assert expected in rels(x)
+    hyphenated = next(n for n in (expected[0], expected[2]) if "-" in n)
+    pieces = {w for part in hyphenated.split() for w in part.split("-")} | {hyphenated.split("-")[0]}
+    assert not pieces & {e.name for e in x.entities}  # no "Lopez" or "Ana Lopez" beside "Ana Lopez-Ruiz"
+
+
+def test_a_capitalised_word_hyphened_to_a_lower_case_one_stays_a_modifier(ex: LocalExtractor) -> None:
+    x = ex.extract("We use Atlassian-free tooling and React-based dashboards now.", ctx())
+    assert not any("-" in e.name for e in x.entities)

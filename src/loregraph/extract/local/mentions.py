@@ -407,7 +407,8 @@ def _ambiguous_ok(st: Parse, span: Any) -> bool:
 
 def _extend_caps(doc: Any, j: int) -> int:
     """End of a capitalised name starting before ``j``: through "'s <Org word>" ("St. Mary's Hospital"),
-    "<Org word> of <Name>" ("University of Leeds") and "&" ("Marks & Spencer")."""
+    "<Org word> of <Name>" ("University of Leeds"), "&" ("Marks & Spencer") and a hyphen between capitalised
+    words ("Lopez-Ruiz")."""
     n = len(doc)
     while j < n:
         t = doc[j]
@@ -426,6 +427,10 @@ def _extend_caps(doc: Any, j: int) -> int:
             continue
         if t.text == "&":
             j += 2
+            continue
+        if t.text == "-" and not doc[j - 1].whitespace_ and not t.whitespace_ and is_capish(doc[j - 1]) \
+                and nxt.text[:1].isupper() and nxt.is_alpha:
+            j += 2  # "Ana Lopez-Ruiz", "Jean-Luc Moreau": a hyphenated name is one name
             continue
         break
     return j
