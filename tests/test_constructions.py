@@ -674,3 +674,21 @@ def test_a_hyphenated_name_is_one_name(ex: LocalExtractor, text: str, expected: 
 def test_a_capitalised_word_hyphened_to_a_lower_case_one_stays_a_modifier(ex: LocalExtractor) -> None:
     x = ex.extract("We use Atlassian-free tooling and React-based dashboards now.", ctx())
     assert not any("-" in e.name for e in x.entities)
+
+
+@pytest.mark.parametrize(("text", "org"), [
+    ("Backend engineer at Tallyrock here.", "Tallyrock"),
+    ("hey! data analyst at Morrow Health, mostly SQL and Tableau", "Morrow Health"),
+    ("Product designer at Verdant Labs, remote since 2021.", "Verdant Labs"),
+])
+def test_a_verbless_self_introduction_is_the_speakers_membership(ex: LocalExtractor, text: str, org: str) -> None:
+    assert ("ME", "PART_OF", org) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "Met Ana yesterday. Great engineer at Google.",  # praise of someone just named
+    "My editor at Halcyon Press is great.",  # someone else's role
+    "Dinner at Osteria Fiore tonight.",  # no role at all
+])
+def test_a_role_fragment_about_someone_else_is_no_self_introduction(ex: LocalExtractor, text: str) -> None:
+    assert not any(s == "ME" and t == "PART_OF" for s, t, _ in rels(ex.extract(text, ctx())))

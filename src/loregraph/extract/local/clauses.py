@@ -19,6 +19,8 @@ from loregraph.extract.local.words import (
     ALONE_MARKERS,
     CLAUSE_MARKERS,
     DECIDE_VERBS,
+    EVALUATIVE_ADJ,
+    FRIEND_ROLES,
     FUTURE_MARKERS,
     HEDGES,
     MODALS,
@@ -32,6 +34,7 @@ from loregraph.extract.local.words import (
 )
 
 _SETUP_VERBS = word_class("setup_verbs")
+_WORK_ROLES = ROLE_NOUNS - FRIEND_ROLES
 
 _HABIT_ADVERBS = frozenset({"still", "also", "mostly", "usually", "always", "mainly", "now", "basically", "honestly"})
 _QUANTIFIER_SUBJECTS = frozenset({"everything", "everyone", "all", "nothing", "nobody", "most", "both"})
@@ -140,7 +143,10 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         k += 1
     subj_clean = [s for s in subj if s is not None]
     # drop the person mention after "my manager X" role NP (handled as appos; X is the subject)
-    if not subj and prev is not None and (not verbs or toks[0].lower_ in ("and", "to", "then", ",")
+    if not subj and not verbs and st.speaker_ok and (prev is None or not prev.subj) and _self_introduction(st, cl):
+        subj_clean = [SPEAKER]  # "Backend engineer at Tallyrock here.": the speaker's own role, left unsaid
+        cl.introduction = True
+    elif not subj and prev is not None and (not verbs or toks[0].lower_ in ("and", "to", "then", ",")
                                           or doc[cl.start - 1].lower_ in ("and", ",", "but", "to")):
         subj_clean = list(prev.subj)
         cl.inherited = True
@@ -257,6 +263,25 @@ def _missed_activity(st: Parse, cl: Clause) -> Any:
         if t.lower_ in ("miss", "missing") and doc[t.i + 1].tag_ == "VBG":
             return doc[t.i + 1]
     return None
+
+
+def _self_introduction(st: Parse, cl: Clause) -> bool:
+    """A verbless clause headed by a bare work role with "at <name>": "Backend engineer at Tallyrock here",
+    "data analyst at Morrow Health". Not "a great engineer at X" or "my editor at X" (someone else)."""
+    for t in st.doc[cl.start:cl.end]:
+        if t.dep_ != "ROOT" or t.pos_ not in ("NOUN", "PROPN") or t.lower_ not in _WORK_ROLES:
+            continue
+        kids = list(t.children)
+        if any(c.dep_ in ("det", "poss", "nsubj") or c.lower_ in EVALUATIVE_ADJ or c.lower_ in _PRAISE
+               for c in kids):
+            return False
+        return any(c.dep_ == "prep" and c.lower_ == "at" and any(
+            g.dep_ == "pobj" and st.at[g.i] != -1 for g in c.children) for c in kids)
+    return False
+
+
+_PRAISE = frozenset({"amazing", "awesome", "brilliant", "excellent", "fantastic", "incredible", "lovely", "nice",
+                     "solid", "superb", "terrific", "wonderful"})
 
 
 def _fan_fragment(st: Parse, cl: Clause) -> bool:

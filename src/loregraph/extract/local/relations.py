@@ -156,7 +156,7 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     if cl.question or cl.hypothetical:
         return
     verbs = cl.verbs
-    if not verbs and not cl.inherited:
+    if not verbs and not (cl.inherited or cl.introduction):
         return
     subj = [s for s in cl.subj if (s is SPEAKER and st.speaker_ok) or s is not SPEAKER]
     if not subj:
