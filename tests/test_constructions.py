@@ -692,3 +692,23 @@ def test_a_verbless_self_introduction_is_the_speakers_membership(ex: LocalExtrac
 ])
 def test_a_role_fragment_about_someone_else_is_no_self_introduction(ex: LocalExtractor, text: str) -> None:
     assert not any(s == "ME" and t == "PART_OF" for s, t, _ in rels(ex.extract(text, ctx())))
+
+
+def _colleague_facts() -> list[CandidateFact]:
+    return [CandidateFact(id="w1", source_id="u", source_name="User", type="WORKS_WITH", target_id="p1",
+                          target_name="Dara", fact="User works with Dara")]
+
+
+@pytest.mark.parametrize(("text", "ends"), [
+    ("Dara left the company in May.", True),
+    ("Dara quit her job.", True),
+    ("Dara has left.", True),
+    ("Dara left the meeting early.", False),  # leaving a plain thing is no leaving one's work
+    ("Dara quit smoking last year.", False),
+])
+def test_leaving_ends_working_together_only_when_it_is_leaving_work(ex: LocalExtractor, text: str,
+                                                                    ends: bool) -> None:
+    c = ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user",
+                          candidate_facts=_colleague_facts())
+    x = ex.extract(text, c)
+    assert ("Dara" in ended(x)) is ends

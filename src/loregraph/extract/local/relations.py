@@ -52,6 +52,7 @@ from loregraph.extract.local.words import (
     LEAVE_VERBS,
     MEMBERSHIP_WORDS,
     NON_USE_VERBS,
+    ORG_NOUNS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
     SWITCH_VERBS,
@@ -100,7 +101,7 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         # "stepped down as co-editor of X": a role of a project after the verb still says who left
         role_of = bool(later) and stepping and all(m.type == PROJECT and doc[m.start - 1].lower_ == "of"
                                                     for m in later)
-        if leaving and (not later or role_of):
+        if leaving and (not later or role_of) and not _left_a_plain_thing(st, cl.verbs[0]):
             sent = doc[cl.start].sent
             for s in cl.subj:
                 if s is not SPEAKER and s.type == PERSON:
@@ -583,6 +584,17 @@ def _acl_owner(st: Parse, verb: Any) -> Any:
         if m.end <= verb.i and m.type in (PROJECT, TOOL) and verb.i - m.end <= 8:
             return m
     return None
+
+
+def _left_a_plain_thing(st: Parse, verb: Any) -> bool:
+    """"Dara left the meeting early", "he quit smoking": the verb's object is no job or group, so nobody left
+    their work ("Ana left the company", "he quit his job" still do)."""
+    return any(c.dep_ in ("dobj", "xcomp") and st.at[c.i] == -1 and c.lower_ not in _JOB_WORDS
+               for c in verb.children)
+
+
+_JOB_WORDS = ORG_NOUNS | TEAM_HEADS | GROUP_HEADS | frozenset({"job", "jobs", "position", "post", "role", "work",
+                                                                "us", "them"})
 
 
 def _role_attr(st: Parse, cl: Clause) -> bool:
