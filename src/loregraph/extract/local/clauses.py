@@ -35,6 +35,7 @@ from loregraph.extract.local.words import (
 
 _SETUP_VERBS = word_class("setup_verbs")
 _WORK_ROLES = ROLE_NOUNS - FRIEND_ROLES
+_PRAISE = word_class("praise_adjectives")
 
 _HABIT_ADVERBS = frozenset({"still", "also", "mostly", "usually", "always", "mainly", "now", "basically", "honestly"})
 _QUANTIFIER_SUBJECTS = frozenset({"everything", "everyone", "all", "nothing", "nobody", "most", "both"})
@@ -278,10 +279,6 @@ def _self_introduction(st: Parse, cl: Clause) -> bool:
         return any(c.dep_ == "prep" and c.lower_ == "at" and any(
             g.dep_ == "pobj" and st.at[g.i] != -1 for g in c.children) for c in kids)
     return False
-
-
-_PRAISE = frozenset({"amazing", "awesome", "brilliant", "excellent", "fantastic", "incredible", "lovely", "nice",
-                     "solid", "superb", "terrific", "wonderful"})
 
 
 def _fan_fragment(st: Parse, cl: Clause) -> bool:

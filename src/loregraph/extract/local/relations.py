@@ -61,6 +61,7 @@ from loregraph.extract.local.words import (
     USE_VERBS,
     WORK_VERBS,
     first_name,
+    word_class,
 )
 
 
@@ -593,8 +594,7 @@ def _left_a_plain_thing(st: Parse, verb: Any) -> bool:
                for c in verb.children)
 
 
-_JOB_WORDS = ORG_NOUNS | TEAM_HEADS | GROUP_HEADS | frozenset({"job", "jobs", "position", "post", "role", "work",
-                                                                "us", "them"})
+_JOB_WORDS = ORG_NOUNS | TEAM_HEADS | GROUP_HEADS | word_class("job_words")
 
 
 def _role_attr(st: Parse, cl: Clause) -> bool:
