@@ -712,3 +712,86 @@ def test_leaving_ends_working_together_only_when_it_is_leaving_work(ex: LocalExt
                           candidate_facts=_colleague_facts())
     x = ex.extract(text, c)
     assert ("Dara" in ended(x)) is ends
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Hugo left for a job at Pinecrest Analytics in May.", ("Hugo", "PART_OF", "Pinecrest Analytics")),
+    ("Ottilie took a position with Corvane Bank after graduating.", ("Ottilie", "PART_OF", "Corvane Bank")),
+    ("Rafael transferred to Oakmont Health in the spring.", ("Rafael", "PART_OF", "Oakmont Health")),
+])
+def test_taking_a_post_or_transferring_joins_the_organisation(ex: LocalExtractor, text: str,
+                                                              expected: tuple[str, str, str]) -> None:
+    x = ex.extract(text, ctx())
+    assert expected in rels(x)
+    assert expected[2] not in ended(x)  # the new place is not what was left
+
+
+def test_a_transfer_to_a_known_tool_is_no_membership(ex: LocalExtractor) -> None:
+    assert not any(t == "PART_OF" for _, t, _ in rels(ex.extract("we transferred to Xero in March.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "business"), [
+    ("I run a small bike shop called Spoke & Chain.", "Spoke & Chain"),
+    ("we own a tiny bakery named Crumb Theory.", "Crumb Theory"),
+])
+def test_running_a_business_called_x_is_belonging_to_it(ex: LocalExtractor, text: str, business: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "PART_OF", business) in rels(x)
+    assert {e.name: e.type for e in x.entities}[business] == "organization"
+
+
+@pytest.mark.parametrize(("text", "liked"), [
+    ("I'm more of a Vim person honestly.", "Vim"),
+    ("Ines is a total Figma loyalist.", "Figma"),
+])
+def test_being_a_thing_person_is_preferring_it(ex: LocalExtractor, text: str, liked: str) -> None:
+    r = rels(ex.extract(text, ctx()))
+    assert any(t == "PREFERS" and o == liked for _, t, o in r)
+
+
+def test_a_morning_person_prefers_nothing(ex: LocalExtractor) -> None:
+    assert not any(t == "PREFERS" for _, t, _ in rels(ex.extract("I'm not a morning person at all.", ctx())))
+
+
+def test_the_person_in_a_role_at_an_organisation_belongs_to_it(ex: LocalExtractor) -> None:
+    r = rels(ex.extract("my mentor at Corvel Labs is Hannah Price and she is great.", ctx()))
+    assert {("Hannah Price", "PART_OF", "Corvel Labs"), ("ME", "WORKS_WITH", "Hannah Price")} <= r
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("our go-to CRM is HubSpot.", "HubSpot"),
+    ("the whole team is on Asana now, and I basically live in Figma.", "Figma"),
+])
+def test_the_speakers_own_slot_or_where_they_live_is_a_tool_they_use(ex: LocalExtractor, text: str,
+                                                                      tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+def test_living_in_a_city_is_no_tool(ex: LocalExtractor) -> None:
+    assert not any(t == "USES" for _, t, _ in rels(ex.extract("I live in Lisbon these days.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("we're putting together a volunteer handbook, we're calling it Compass.", "Compass"),
+    ("we're calling the new tracker Beacon.", "Beacon"),
+])
+def test_what_the_speaker_names_is_their_work(ex: LocalExtractor, text: str, work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "WORKS_ON", work) in rels(x)
+    assert {e.name: e.type for e in x.entities}[work] == "project"
+
+
+def test_naming_a_pet_is_no_work(ex: LocalExtractor) -> None:
+    assert not any(t == "WORKS_ON" for _, t, _ in rels(ex.extract("we call our dog Biscuit.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "org"), [
+    ("hey! 2nd year PhD student in geology at Corran University. I study glaciers.", "Corran University"),
+    ("hi, backend eng at Pellmark here, mostly Rust.", "Pellmark"),
+])
+def test_a_verbless_introduction_with_a_field_or_after_a_greeting(ex: LocalExtractor, text: str, org: str) -> None:
+    assert ("ME", "PART_OF", org) in rels(ex.extract(text, ctx()))
+
+
+def test_praise_of_someone_else_is_no_introduction(ex: LocalExtractor) -> None:
+    assert not any(t == "PART_OF" for _, t, _ in rels(ex.extract("Great student at Corran University.", ctx())))

@@ -35,6 +35,7 @@ from loregraph.extract.local.words import (
 
 _SETUP_VERBS = word_class("setup_verbs")
 _WORK_ROLES = ROLE_NOUNS - FRIEND_ROLES
+_INTRO_ROLES = _WORK_ROLES | word_class("introduction_roles")
 _PRAISE = word_class("praise_adjectives")
 
 _HABIT_ADVERBS = frozenset({"still", "also", "mostly", "usually", "always", "mainly", "now", "basically", "honestly"})
@@ -270,14 +271,18 @@ def _self_introduction(st: Parse, cl: Clause) -> bool:
     """A verbless clause headed by a bare work role with "at <name>": "Backend engineer at Tallyrock here",
     "data analyst at Morrow Health". Not "a great engineer at X" or "my editor at X" (someone else)."""
     for t in st.doc[cl.start:cl.end]:
-        if t.dep_ != "ROOT" or t.pos_ not in ("NOUN", "PROPN") or t.lower_ not in _WORK_ROLES:
+        greeted = t.head.dep_ == "ROOT" and t.head.pos_ == "INTJ"  # "hi, backend eng at X here"
+        if (t.dep_ != "ROOT" and not greeted) or t.pos_ not in ("NOUN", "PROPN") or t.lower_ not in _INTRO_ROLES:
             continue
         kids = list(t.children)
         if any(c.dep_ in ("det", "poss", "nsubj") or c.lower_ in EVALUATIVE_ADJ or c.lower_ in _PRAISE
                for c in kids):
             return False
-        return any(c.dep_ == "prep" and c.lower_ == "at" and any(
-            g.dep_ == "pobj" and st.at[g.i] != -1 for g in c.children) for c in kids)
+        # "at X" on the role or on its field ("PhD student in ecology at the University of Ardmoor")
+        ats = [c for c in kids if c.dep_ == "prep"]
+        ats += [g for c in ats if c.lower_ == "in" for p in c.children for g in p.children if g.dep_ == "prep"]
+        return any(c.lower_ == "at" and any(g.dep_ == "pobj" and st.at[g.i] != -1 for g in c.children)
+                   for c in ats)
     return False
 
 
