@@ -795,3 +795,11 @@ def test_a_verbless_introduction_with_a_field_or_after_a_greeting(ex: LocalExtra
 
 def test_praise_of_someone_else_is_no_introduction(ex: LocalExtractor) -> None:
     assert not any(t == "PART_OF" for _, t, _ in rels(ex.extract("Great student at Corran University.", ctx())))
+
+
+def test_moving_a_thing_to_a_place_is_no_move_of_the_speaker(ex: LocalExtractor) -> None:
+    x = ex.extract("we moved the payroll files from Dropbox to Kestrel Systems over the weekend.", ctx())
+    assert not any(t == "PART_OF" for _, t, _ in rels(x))
+    assert not any(e.type == "PART_OF" for e in x.endings)  # the speaker's own workplace stays
+    y = ex.extract("Ilka moved over to Sunmark Energy after the merger.", ctx())
+    assert ("Ilka", "PART_OF", "Sunmark Energy") in rels(y)

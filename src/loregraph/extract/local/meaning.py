@@ -43,6 +43,7 @@ from loregraph.extract.local.state import (
     clean_name,
     controller,
     lemma,
+    moves_a_thing,
     resolve_person,
     unit_of,
 )
@@ -362,6 +363,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             prev_obj, prev_verdict = o, verdict
             if verdict is None or verdict.label == NONE:
                 continue
+            if verdict.label == PART_OF and moves_a_thing(st, o, cl):
+                continue  # "we moved the POS to Square": a thing goes there, nobody joins
             if generic and (verdict.label not in (USES, DEPENDS_ON, DECIDED, END) or kind != "tool"):
                 continue  # "the invoices go through X": the speaker's work uses X, nothing more
             if generic and verdict.label == DEPENDS_ON:

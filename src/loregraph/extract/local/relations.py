@@ -32,6 +32,7 @@ from loregraph.extract.local.state import (
     gov_lemma,
     is_team,
     lemma,
+    moves_a_thing,
     prep_before,
     resolve_it,
     unit_of,
@@ -243,7 +244,7 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     st.out.events.append(LeftOrg(s, o))  # colleagues through it stop working together
             continue
         if o.type == ORGANIZATION and g in SWITCH_VERBS | {"go", "join"} and p in ("to", "") \
-                and not cl.negated and not cl.ended:
+                and not cl.negated and not cl.ended and not moves_a_thing(st, o, cl):
             for s in srcs:
                 if s is SPEAKER or s.type == PERSON:
                     st.out.events.append(MovedOrg(s, o))  # "Ana moved to Initech": her other PART_OF facts end
@@ -484,7 +485,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return PART_OF  # "I'm at Initech", "who's at Uppsund" (not "we were at the bar last night")
         if p == "at" and SPEAKER in cl.subj and _role_attr(st, cl):
             return PART_OF
-        if g == "join" or (g in SWITCH_VERBS and p == "to"):
+        if g == "join" or (g in SWITCH_VERBS and p == "to" and not moves_a_thing(st, o, cl)):
             return PART_OF
         if p == "" and g in ("found", "co-found", "cofound"):
             return PART_OF  # "I co-founded Lumen"
@@ -628,3 +629,4 @@ def _qualifier(st: Parse, o: Mention, cl: Clause, proj_pp: list[tuple[Mention, s
                 lemma(cl.verbs[0]) in PREFER_VERBS if cl.verbs else False:
             parts.append(f"over {m.name}")
     return " ".join(parts)
+

@@ -319,3 +319,14 @@ def controller(st: Parse, verb: Any) -> Any:
         m = st.mentions[st.at[obj.i]]
         return m if m.type == PERSON and m.ref else None
     return None
+
+
+def moves_a_thing(st: Parse, o: Mention, cl: Clause) -> bool:
+    """"we moved the POS from Toast to Square": the verb moves a thing to ``o``, not its subject (no membership)."""
+    v = clause_gov_verb(st, o, cl)
+    return v is not None and lemma(v) in _MOVING_VERBS \
+        and any(c.dep_ == "dobj" and not (o.start <= c.i < o.end) for c in v.children)
+
+
+_MOVING_VERBS = frozenset({"move", "switch", "migrate", "port", "transfer", "shift", "put", "send", "bring", "take",
+                           "change", "convert", "transition", "hand"})
