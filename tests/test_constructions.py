@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from loregraph.extract.base import SPEAKER, CandidateFact, Extraction, ExtractionContext
+from loregraph.extract.base import SPEAKER, CandidateEntity, CandidateFact, Extraction, ExtractionContext
 from loregraph.extract.local import LocalExtractor
 from loregraph.extract.local.constructions import ConstructionMatcher, load_constructions
 
@@ -803,3 +803,47 @@ def test_moving_a_thing_to_a_place_is_no_move_of_the_speaker(ex: LocalExtractor)
     assert not any(e.type == "PART_OF" for e in x.endings)  # the speaker's own workplace stays
     y = ex.extract("Ilka moved over to Sunmark Energy after the merger.", ctx())
     assert ("Ilka", "PART_OF", "Sunmark Energy") in rels(y)
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("Current project is Foxglove: a rebuild of our booking site.", "Foxglove"),
+    ("main focus this year is the Kestrel Survey.", "Kestrel Survey"),
+])
+def test_a_current_work_slot_without_an_owner_is_the_speakers(ex: LocalExtractor, text: str, work: str) -> None:
+    assert ("ME", "WORKS_ON", work) in rels(ex.extract(text, ctx()))
+
+
+def test_someone_elses_current_project_is_not_the_speakers(ex: LocalExtractor) -> None:
+    r = rels(ex.extract("Dara's current project is Foxglove.", ctx()))
+    assert ("ME", "WORKS_ON", "Foxglove") not in r
+
+
+def test_a_tool_growing_on_the_speaker_is_preferred(ex: LocalExtractor) -> None:
+    assert ("ME", "PREFERS", "Miro") in rels(ex.extract("Miro is really growing on me.", ctx()))
+
+
+def test_handing_work_over_gives_it_to_the_new_owner_and_ends_the_speakers(ex: LocalExtractor) -> None:
+    x = ex.extract("I handed Saltmarsh over to Corinne Dupree last month.", ctx())
+    assert ("Corinne Dupree", "WORKS_ON", "Saltmarsh") in rels(x)
+    assert "Saltmarsh" in ended(x)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'd rather use Word than Pages.", ("ME", "PREFERS", "Word")),
+    ("I'm partial to Affinity Photo these days.", ("ME", "PREFERS", "Affinity Photo")),
+])
+def test_preference_idioms(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    r = rels(ex.extract(text, ctx()))
+    assert expected in r
+    assert not any(o == "Pages" for _, _, o in r)
+
+
+@pytest.mark.parametrize("text", [
+    "Corrie Moor is officially wrapped, data's archived.",
+    "the Corrie Moor Survey's finally done!",
+])
+def test_an_adverb_inside_the_done_phrase_still_ends_the_work(ex: LocalExtractor, text: str) -> None:
+    known = [CandidateEntity(id="p1", name="Corrie Moor Survey", type="project")]
+    x = ex.extract(text, ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user",
+                                           candidates=known))
+    assert any(r.type == "WORKS_ON" and r.invalid_at is not None for r in x.relations)

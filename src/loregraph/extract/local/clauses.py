@@ -185,7 +185,7 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         cl.hypothetical = True
     if prev is not None and cl.inherited and prev.hypothetical:
         cl.hypothetical = True
-    if " over " in text_low and any(lem in ("take", "pick", "choose") for lem in lems) \
+    if ((" over " in text_low and any(lem in ("take", "pick", "choose") for lem in lems)) or " rather " in text_low) \
             and aux_low & {"'d", "would"} and " if " not in text_low:
         cl.hypothetical = False  # "I'd take X over Y any day": a preference stated now
         cl.preference = True

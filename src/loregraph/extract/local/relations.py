@@ -384,7 +384,9 @@ def relate_finished(st: Parse, cl: Clause) -> None:
     text = " " + " ".join(t.lower_ for t in doc[cl.start:cl.end]) + " "
     finished = any(lemma(v) in FINISH_VERBS and v.tag_ in ("VBD", "VBN") for v in cl.verbs) or (
         " wrapped up " in text)
-    done = any(mk in text for mk in DONE_MARKERS)
+    bare = " " + " ".join(t.lower_ for t in doc[cl.start:cl.end]
+                          if t.pos_ != "ADV" or t.lower_ in ("not", "no", "never", "up")) + " "
+    done = any(mk in text or mk in bare for mk in DONE_MARKERS)  # "is officially wrapped", "'s finally done"
     if not (finished or done) or (finished and SPEAKER not in cl.subj and not done):
         return
     at = cl.when.when if cl.when is not None else st.ctx.reference_time
@@ -419,8 +421,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
     if t in (TOOL, CONCEPT):
         if p in ("over", "than", "instead", "vs", "versus") or (p == "to" and g in PREFER_VERBS):
             return None
-        if g in PREFER_VERBS or (cl.preference and p == ""):
-            return PREFERS
+        if g in PREFER_VERBS or (cl.preference and p in ("", "in", "with", "on")):
+            return PREFERS  # "I'd take X over Y", "she'd rather work in X than Y"
         if (g == "go" and p == "with") or (g == "land" and p == "on") or (g == "end" and p == "with"):
             return DECIDED
         if lems & DECIDE_VERBS:
