@@ -364,7 +364,7 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             if verdict is None or verdict.label == NONE:
                 continue
             if verdict.label == PART_OF and moves_a_thing(st, o, cl):
-                continue  # "we moved the POS to Square": a thing goes there, nobody joins
+                continue  # "we moved the payroll files to Kestrel": a thing goes there, nobody joins
             if generic and (verdict.label not in (USES, DEPENDS_ON, DECIDED, END) or kind != "tool"):
                 continue  # "the invoices go through X": the speaker's work uses X, nothing more
             if generic and verdict.label == DEPENDS_ON:
