@@ -322,7 +322,8 @@ def controller(st: Parse, verb: Any) -> Any:
 
 
 def moves_a_thing(st: Parse, o: Mention, cl: Clause) -> bool:
-    """"we moved the payroll files from Dropbox to Kestrel": the verb moves a thing to ``o``, not its subject (no membership)."""
+    """"we moved the payroll files from Dropbox to Kestrel": the verb moves a thing to ``o``, not its subject
+    (no membership)."""
     v = clause_gov_verb(st, o, cl)
     return v is not None and lemma(v) in _MOVING_VERBS \
         and any(c.dep_ == "dobj" and not (o.start <= c.i < o.end) for c in v.children)
