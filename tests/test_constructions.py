@@ -847,3 +847,27 @@ def test_an_adverb_inside_the_done_phrase_still_ends_the_work(ex: LocalExtractor
     x = ex.extract(text, ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user",
                                            candidates=known))
     assert any(r.type == "WORKS_ON" and r.invalid_at is not None for r in x.relations)
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("we're working on a weekend tasting menu, Marea, launching in spring.", "Marea"),
+    ("we're building a new greenhouse, Glasswing, behind the school.", "Glasswing"),
+    ("all my time goes to Foxglove now.", "Foxglove"),
+    ("most of my evenings go into Larkhill these days.", "Larkhill"),
+])
+def test_the_named_thing_one_makes_or_gives_ones_time_to_is_ones_work(ex: LocalExtractor, text: str,
+                                                                       work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "WORKS_ON", work) in rels(x)
+    assert {e.name: e.type for e in x.entities}[work] == "project"
+
+
+def test_a_person_named_beside_a_role_is_no_work(ex: LocalExtractor) -> None:
+    x = ex.extract("I'm writing a letter to my aunt, Maria.", ctx())
+    assert not any(t == "WORKS_ON" for _, t, _ in rels(x))
+
+
+def test_moving_everyone_from_one_tool_to_another_uses_only_the_second(ex: LocalExtractor) -> None:
+    r = rels(ex.extract("the school moved everyone from Moodle to Canvas over the summer.", ctx()))
+    assert ("ME", "USES", "Canvas") in r
+    assert not any(o == "Moodle" for _, t, o in r)

@@ -53,6 +53,7 @@ from loregraph.extract.local.words import (
     PEOPLE_NOUNS,
     PLAN_VERBS,
     ROLE_NOUNS,
+    SWITCH_VERBS,
     VISIT_VERBS,
     WORK_VERBS,
     first_name,
@@ -265,6 +266,9 @@ def _phrase_start(st: Parse, cl: Clause, start: int, o: Mention) -> int:
             if len(gap) == 1 and gap[0].lower_ in ("for", "with", "to", "onto", "into") and earlier.start > 0 \
                     and st.doc[earlier.start - 1].pos_ == "VERB":
                 continue  # "left X for Y": the verb before X governs Y too
+            if len(gap) == 1 and gap[0].lower_ in ("to", "onto", "into") and earlier.start > 0 \
+                    and st.doc[earlier.start - 1].lower_ in ("from", "off"):
+                continue  # "moved everyone from X to Y": the verb before "from X" governs Y
             return i + 1 if st.mentions[st.at[i]].end <= o.start else k
         if t.pos_ in ("VERB", "AUX") and st.at[i] == -1:
             # the verb group: auxiliaries, negation and particles in front of it belong to it
@@ -347,6 +351,10 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
             if kind == "tool" and _copula_tool(st, cl, s, start, o, generic):
                 prev_obj, prev_verdict = o, Verdict(USES, "<thing> is <tool>", 1.0, 0.8)
                 continue
+            if _moved_away_from(st, o, cl):  # "the school moved everyone from X to Y": X is left behind
+                prev_obj, prev_verdict = o, None
+                _emit(st, cl, s, o, kind, Verdict(END, "move from", 1.0, 0.8))
+                continue
             between = st.doc[prev_obj.end:o.start].text.strip().lower() if prev_obj is not None else None
             if prev_obj is not None and prev_verdict is not None and _KIND_OF_TYPE.get(prev_obj.type) == kind \
                     and (between in ("and", "or", ",", ", and", "&", "+", "plus", "as well as", "with", "with the",
@@ -384,6 +392,15 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
     _co_subjects(st, cl, subjects, objs)
     if SPEAKER in subjects and not objs:
         _fronted_object(st, cl, ms, library)
+
+
+def _moved_away_from(st: Parse, o: Mention, cl: Clause) -> bool:
+    """A tool after "from"/"off" of a moving verb that names where things go next ("from X to Y")."""
+    if o.start == 0 or st.doc[o.start - 1].lower_ not in ("from", "off"):
+        return False
+    v = clause_gov_verb(st, o, cl)
+    return v is not None and lemma(v) in SWITCH_VERBS | {"shift", "transfer"} and any(
+        t.dep_ == "prep" and t.lower_ in ("to", "onto", "into") for t in st.doc[o.end:cl.end])
 
 
 def _before_adjunct(st: Parse, start: int, end: int) -> int:
