@@ -353,7 +353,8 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
                 continue
             if _moved_away_from(st, o, cl):  # "the school moved everyone from X to Y": X is left behind
                 prev_obj, prev_verdict = o, None
-                _emit(st, cl, s, o, kind, Verdict(END, "move from", 1.0, 0.8))
+                if not _moved_thing_named(st, o, cl):  # "switched Larkspur from X": Larkspur's, not ours
+                    _emit(st, cl, s, o, kind, Verdict(END, "move from", 1.0, 0.8))
                 continue
             between = st.doc[prev_obj.end:o.start].text.strip().lower() if prev_obj is not None else None
             if prev_obj is not None and prev_verdict is not None and _KIND_OF_TYPE.get(prev_obj.type) == kind \
@@ -401,6 +402,11 @@ def _moved_away_from(st: Parse, o: Mention, cl: Clause) -> bool:
     v = clause_gov_verb(st, o, cl)
     return v is not None and lemma(v) in SWITCH_VERBS | {"shift", "transfer"} and any(
         t.dep_ == "prep" and t.lower_ in ("to", "onto", "into") for t in st.doc[o.end:cl.end])
+
+
+def _moved_thing_named(st: Parse, o: Mention, cl: Clause) -> bool:
+    v = clause_gov_verb(st, o, cl)
+    return v is not None and any(c.dep_ == "dobj" and st.at[c.i] != -1 for c in v.children)
 
 
 def _before_adjunct(st: Parse, start: int, end: int) -> int:
