@@ -871,3 +871,19 @@ def test_moving_everyone_from_one_tool_to_another_uses_only_the_second(ex: Local
     r = rels(ex.extract("the school moved everyone from Moodle to Canvas over the summer.", ctx()))
     assert ("ME", "USES", "Canvas") in r
     assert not any(o == "Moodle" for _, t, o in r)
+
+
+def test_a_post_taken_with_at_on_the_verb_and_a_trailing_adverb(ex: LocalExtractor) -> None:
+    r = rels(ex.extract("Ines left us in May, she took a nursing job at Carrow Hospital uptown.", ctx()))
+    assert ("Ines", "PART_OF", "Carrow Hospital") in r
+
+
+def test_whoever_is_set_up_on_a_tool_uses_it(ex: LocalExtractor) -> None:
+    x = ex.extract("our bookkeeper Wilma Orr set us up on FreeAgent last month.", ctx())
+    assert ("ME", "USES", "FreeAgent") in rels(x)
+    assert {e.name: e.type for e in x.entities}["FreeAgent"] == "tool"
+
+
+def test_taking_someones_spot_with_the_speaker_is_no_membership_of_the_speaker(ex: LocalExtractor) -> None:
+    x = ex.extract("Orla moved to the night shift, so Kit took her seat on the rota with me.", ctx())
+    assert not any(t == "PART_OF" and o == "ME" for _, t, o in rels(x))

@@ -197,6 +197,10 @@ def _entity(st: Parse, i: int) -> Any:
         return resolve_person(st, i)
     if st.at[i] == -1 and low in _NAMED_BY_COMPOUND:  # "the Fernhill project": the name is a compound of it
         i = next((c.i for c in tok.children if c.dep_ == "compound" and st.at[c.i] != -1), i)
+    elif st.at[i] == -1 and tok.pos_ not in ("NOUN", "PROPN", "PRON"):
+        # "a job at Carrow Hospital uptown": the parser heads the name with the adverb after it
+        i = next((c.i for c in tok.children if c.dep_ == "compound" and st.at[c.i] != -1
+                  and st.mentions[st.at[c.i]].end == tok.i), i)
     if st.at[i] != -1:
         m = st.mentions[st.at[i]]
         return m if m.type and m.ref else None
