@@ -887,3 +887,19 @@ def test_whoever_is_set_up_on_a_tool_uses_it(ex: LocalExtractor) -> None:
 def test_taking_someones_spot_with_the_speaker_is_no_membership_of_the_speaker(ex: LocalExtractor) -> None:
     x = ex.extract("Orla moved to the night shift, so Kit took her seat on the rota with me.", ctx())
     assert not any(t == "PART_OF" and o == "ME" for _, t, o in rels(x))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Marta uses Notion for the rota.", ("Marta", "USES", "Notion")),
+    ("Yesterday Teresa took a job at Brightpath Logistics.", ("Teresa", "PART_OF", "Brightpath Logistics")),
+])
+def test_a_given_name_as_a_subject_is_a_person_without_the_name_finder(ex: LocalExtractor, text: str,
+                                                                        expected: tuple[str, str, str]) -> None:
+    x = ex.extract(text, ctx())
+    assert expected in rels(x)
+    assert {e.name: e.type for e in x.entities}[expected[0]] == "person"
+
+
+def test_an_acronym_subject_is_no_person(ex: LocalExtractor) -> None:
+    x = ex.extract("CI runs on GitHub Actions now.", ctx())
+    assert {e.name: e.type for e in x.entities}.get("CI") != "person"

@@ -140,6 +140,9 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity
         if m.place:
             continue
+        if m.source == "cap" and m.end - m.start == 1 and not m.votes and doc[m.start].dep_ in ("nsubj", "nsubjpass") \
+                and doc[m.start].tag_ == "NNP" and doc[m.start].text.istitle() and first_name(doc[m.start].text):
+            m.vote(PERSON, 0.6)  # "Marta uses Notion": a given name as a subject, which the name finder missed
         if m.ner == "PERSON":
             m.vote(PERSON, 0.45)
             if m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ == "with" and m.end - m.start <= 2 \
