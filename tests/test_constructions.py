@@ -903,3 +903,23 @@ def test_a_given_name_as_a_subject_is_a_person_without_the_name_finder(ex: Local
 def test_an_acronym_subject_is_no_person(ex: LocalExtractor) -> None:
     x = ex.extract("CI runs on GitHub Actions now.", ctx())
     assert {e.name: e.type for e in x.entities}.get("CI") != "person"
+
+
+def test_a_comma_splice_with_noun_subjects_is_three_clauses(ex: LocalExtractor) -> None:
+    r = rels(ex.extract("we plan everything in Asana, deploys go through Buildkite, database is Postgres 16.", ctx()))
+    assert {("ME", "USES", "Asana"), ("ME", "USES", "Buildkite")} <= r
+    assert any(t == "USES" and o.startswith("PostgreSQL") for _, t, o in r)
+
+
+def test_a_list_after_a_comma_is_no_new_clause(ex: LocalExtractor) -> None:
+    r = rels(ex.extract("I use Jira, Confluence and Slack every day.", ctx()))
+    assert {("ME", "USES", "Jira"), ("ME", "USES", "Confluence"), ("ME", "USES", "Slack")} <= r
+
+
+@pytest.mark.parametrize("text", ["Zhou Min swears by Obsidian.", "Zhou Min is totally hooked on Obsidian."])
+def test_a_taste_that_says_use_is_both(ex: LocalExtractor, text: str) -> None:
+    assert ("Zhou Min", "USES", "Obsidian") in rels(ex.extract(text, ctx()))
+
+
+def test_loving_a_tool_is_no_use(ex: LocalExtractor) -> None:
+    assert not any(t == "USES" for _, t, _ in rels(ex.extract("I love Figma's new logo.", ctx())))

@@ -75,7 +75,7 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
                                  or (doc[k].lower_ in _QUANTIFIER_SUBJECTS and doc[k].dep_ in ("nsubj", "nsubjpass"))
                                  or (doc[k].tag_ == "MD" and t.lower_ == ",")  # "..., can't live without it"
                                  or is_verb(st, doc[k]) or doc[k].pos_ in ("DET",)
-                                 or doc[k].tag_ == "PRP$"):
+                                 or doc[k].tag_ == "PRP$" or (t.lower_ == "," and _noun_subject(doc[k]))):
                 bounds.append(t.i + 1)
                 has_verb = False
     bounds.append(sent.end)
@@ -84,6 +84,14 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
         if b > a:
             out.append(Clause(a, b))
     return out
+
+
+def _noun_subject(t: Any) -> bool:
+    """A plain noun (or its first modifier) that is the subject of a verb after it: "..., deploys go through X",
+    "..., database is Postgres" (a comma splice: a new clause)."""
+    while t.dep_ in ("compound", "amod") and t.head.i > t.i:
+        t = t.head
+    return t.pos_ == "NOUN" and t.dep_ in ("nsubj", "nsubjpass") and t.head.i > t.i
 
 
 def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:

@@ -59,6 +59,7 @@ from loregraph.extract.local.words import (
     SWITCH_VERBS,
     TEAM_HEADS,
     TOOL_HEADS,
+    USE_IMPLYING_PAIRS,
     USE_VERBS,
     WORK_VERBS,
     first_name,
@@ -261,6 +262,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     rt = DEPENDS_ON
                 st.out.add(s, rt, o, cl, conf, qualifier=_qualifier(st, o, cl, proj_pp),
                            trace=_why("verb class", g, p))
+                if rt == PREFERS and o.type == TOOL and _use_implied(st, o):
+                    st.out.add(s, USES, o, cl, conf, trace="rules: a taste that says use (swears by X)")
             if rtype in (USES, DECIDED, DEPENDS_ON):
                 for pp, prep in proj_pp:
                     st.out.add(pp, USES if rtype != DEPENDS_ON else DEPENDS_ON, o, cl, conf,
@@ -605,6 +608,14 @@ def _role_attr(st: Parse, cl: Clause) -> bool:
         if t.dep_ in ("attr",) and t.pos_ in ("NOUN", "PROPN") and st.at[t.i] == -1:
             return True
     return False
+
+
+def _use_implied(st: Parse, o: Mention) -> bool:
+    """"swears by X", "hooked on X", "can't do without X": a taste for a tool that says it is used."""
+    k = o.start - 1
+    while k >= 0 and st.doc[k].pos_ in ("DET", "ADJ") and st.at[k] == -1:
+        k -= 1
+    return k >= 1 and (lemma(st.doc[k - 1]), st.doc[k].lower_) in USE_IMPLYING_PAIRS
 
 
 def _believer(st: Parse, o: Mention) -> bool:
