@@ -923,3 +923,20 @@ def test_a_taste_that_says_use_is_both(ex: LocalExtractor, text: str) -> None:
 
 def test_loving_a_tool_is_no_use(ex: LocalExtractor) -> None:
     assert not any(t == "USES" for _, t, _ in rels(ex.extract("I love Figma's new logo.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Kofi moved to the Ember team so we're still working together.", ("ME", "WORKS_WITH", "Kofi")),
+    ("I'm moving over to early design on a new thing codenamed Ember.", ("ME", "WORKS_ON", "Ember")),
+    ("I've got a new foreman, Idris Baker. good lad.", ("ME", "WORKS_WITH", "Idris Baker")),
+    ("Brightwell's new CTO is Ana Ruiz.", ("Ana Ruiz", "PART_OF", "Brightwell")),
+    ("shift lead for Corran Foods, currently on nights.", ("ME", "PART_OF", "Corran Foods")),
+])
+def test_work_said_through_a_new_colleague_a_code_name_or_a_role(ex: LocalExtractor, text: str,
+                                                                 expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_a_new_friend_named_is_no_colleague(ex: LocalExtractor) -> None:
+    r = rels(ex.extract("I've got a new friend, Idris Baker, from the climbing gym.", ctx()))
+    assert ("ME", "WORKS_WITH", "Idris Baker") not in r

@@ -153,7 +153,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         k += 1
     subj_clean = [s for s in subj if s is not None]
     # drop the person mention after "my manager X" role NP (handled as appos; X is the subject)
-    if not subj and not verbs and st.speaker_ok and (prev is None or not prev.subj) and _self_introduction(st, cl):
+    if not subj and all(v.dep_ == "acl" for v in verbs) and st.speaker_ok and (prev is None or not prev.subj) \
+            and _self_introduction(st, cl):  # verbless, or only "..., currently running X" on the role
         subj_clean = [SPEAKER]  # "Backend engineer at Tallyrock here.": the speaker's own role, left unsaid
         cl.introduction = True
     elif not subj and prev is not None and (not verbs or toks[0].lower_ in ("and", "to", "then", ",")
@@ -289,8 +290,8 @@ def _self_introduction(st: Parse, cl: Clause) -> bool:
         # "at X" on the role or on its field ("PhD student in ecology at the University of Ardmoor")
         ats = [c for c in kids if c.dep_ == "prep"]
         ats += [g for c in ats if c.lower_ == "in" for p in c.children for g in p.children if g.dep_ == "prep"]
-        return any(c.lower_ == "at" and any(g.dep_ == "pobj" and st.at[g.i] != -1 for g in c.children)
-                   for c in ats)
+        return any(c.lower_ in ("at", "for", "with") and any(g.dep_ == "pobj" and st.at[g.i] != -1
+                                                            for g in c.children) for c in ats)
     return False
 
 

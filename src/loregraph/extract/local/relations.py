@@ -604,6 +604,8 @@ _JOB_WORDS = ORG_NOUNS | TEAM_HEADS | GROUP_HEADS | word_class("job_words")
 
 
 def _role_attr(st: Parse, cl: Clause) -> bool:
+    if cl.introduction:
+        return True  # "shift lead for Corran Foods, ...": the speaker's role, said without a verb
     for t in st.doc[cl.start:cl.end]:
         if t.dep_ in ("attr",) and t.pos_ in ("NOUN", "PROPN") and st.at[t.i] == -1:
             return True
