@@ -940,3 +940,8 @@ def test_work_said_through_a_new_colleague_a_code_name_or_a_role(ex: LocalExtrac
 def test_a_new_friend_named_is_no_colleague(ex: LocalExtractor) -> None:
     r = rels(ex.extract("I've got a new friend, Idris Baker, from the climbing gym.", ctx()))
     assert ("ME", "WORKS_WITH", "Idris Baker") not in r
+
+
+def test_a_move_dated_in_the_future_is_a_plan(ex: LocalExtractor) -> None:
+    assert not rels(ex.extract("I'm starting at Orbitly in two weeks.", ctx()))
+    assert ("ME", "PART_OF", "Orbitly") in rels(ex.extract("I started at Orbitly two weeks ago.", ctx()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
@@ -194,6 +195,9 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         cl.hypothetical = True
     if prev is not None and cl.inherited and prev.hypothetical:
         cl.hypothetical = True
+    if cl.when is not None and cl.when.when > st.ctx.reference_time + timedelta(days=1) \
+            and not any(v.tag_ in ("VBD", "VBN") for v in verbs):
+        cl.hypothetical = True  # "X is replacing A with B in June", "I'm starting at Y in two weeks": a plan
     if ((" over " in text_low and any(lem in ("take", "pick", "choose") for lem in lems)) or " rather " in text_low) \
             and aux_low & {"'d", "would"} and " if " not in text_low:
         cl.hypothetical = False  # "I'd take X over Y any day": a preference stated now
