@@ -37,3 +37,39 @@ async def test_leaving_an_organisation_ends_the_place_on_its_team(db_url) -> Non
                            "reading club is part of Quarry Labs"]
         # another group's graph is never read or touched
         assert await m.list_facts("g2") == []
+
+
+WORK_SCRIPT = {
+    "at Northwind": lambda c: Extraction(
+        entities=[ExtractedEntity("o", "Northwind", "organization"), ExtractedEntity("p", "Orion", "project"),
+                  ExtractedEntity("a", "Atlas", "project")],
+        relations=[ExtractedRelation(SPEAKER, "PART_OF", "o", "User is part of Northwind"),
+                   ExtractedRelation(SPEAKER, "WORKS_ON", "p", "User works on Orion"),
+                   ExtractedRelation("a", "PART_OF", "o", "Atlas is part of Northwind")]),
+    "Ravi works": lambda c: Extraction(
+        entities=[ExtractedEntity("r", "Ravi", "person"), ExtractedEntity("p", "Orion", "project"),
+                  ExtractedEntity("a", "Atlas", "project"), ExtractedEntity("l", "Lantern", "project"),
+                  ExtractedEntity("o", "Northwind", "organization")],
+        relations=[ExtractedRelation("r", "PART_OF", "o", "Ravi is part of Northwind"),
+                   ExtractedRelation("r", "WORKS_ON", "p", "Ravi works on Orion"),
+                   ExtractedRelation("r", "WORKS_ON", "a", "Ravi works on Atlas"),
+                   ExtractedRelation("r", "WORKS_ON", "l", "Ravi works on Lantern")]),
+    "Ravi left": lambda c: Extraction(
+        entities=[ExtractedEntity("r", "Ravi", "person"), ExtractedEntity("o", "Northwind", "organization")],
+        endings=[ExtractedEnding(source="r", type="PART_OF", target="o")]),
+}
+
+
+async def test_leaving_an_organisation_ends_work_on_its_projects(db_url) -> None:
+    """The organisation's projects: one part of it, one the speaker (still a member) works on; a side project
+    of the leaver's own stays."""
+    async with await Memory.open(db_url, extractor=ScriptedExtractor(WORK_SCRIPT)) as m:
+        for i, text in enumerate(["I'm at Northwind and work on Orion", "Ravi works on Orion, Atlas and Lantern",
+                                  "Ravi left Northwind"]):
+            (last,) = await m.add_messages("g1", [Message(content=text, role_type="user",
+                                                          timestamp=T0 + timedelta(days=i))])
+        assert sorted(f.fact for f in last.invalidated) == ["Ravi is part of Northwind", "Ravi works on Atlas",
+                                                           "Ravi works on Orion"]
+        current = {f.fact for f in await m.list_facts("g1")}
+        assert {"Ravi works on Lantern", "User works on Orion", "User is part of Northwind"} <= current
+        assert await m.list_facts("g2") == []

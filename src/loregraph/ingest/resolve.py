@@ -35,6 +35,7 @@ EMBEDDING_MATCH_THRESHOLD = 0.93
 REINFORCE_STEP = 0.2
 # the default ontology's membership edge: ending "X PART_OF Org" also ends "X PART_OF <a unit that is PART_OF Org>"
 MEMBERSHIP_TYPE = "PART_OF"
+WORK_TYPE = "WORKS_ON"
 
 
 def reinforced(confidence: float, seen: float) -> float:
@@ -395,6 +396,28 @@ class DeltaBuilder:
             if f.source_id == member and f.target_id in units and f.is_current():
                 self._invalidate(f, when, reason)
 
+    def _end_work_there(self, member: str, org: str, when: datetime, reason: str) -> None:
+        """"Ravi left Northwind" also ends "Ravi works on Orion" when Orion is Northwind's: a project that is part
+        of it, or (for someone else than the speaker) one the speaker works on while still a member of it."""
+        projects = {f.source_id for f in self.store.facts_of_entities(self.gid, [org], TimeFilter(),
+                                                                      [MEMBERSHIP_TYPE])
+                    if f.target_id == org and f.is_current()}
+        speaker = self._known_speaker()
+        if speaker is not None and speaker != member and any(
+                f.source_id == speaker and f.is_current() for f in self._existing(speaker, MEMBERSHIP_TYPE, org)):
+            projects |= {f.target_id for f in self._existing(speaker, WORK_TYPE, None)
+                         if f.source_id == speaker and f.is_current()}
+        for f in self._existing(member, WORK_TYPE, None):
+            if f.source_id == member and f.target_id in projects and f.is_current():
+                self._invalidate(f, when, reason)
+
+    def _known_speaker(self) -> str | None:
+        """The speaker's node if it exists already (never creates it)."""
+        if self.speaker_id or self.context.role_type not in (None, "user"):
+            return self.speaker_id
+        sid = str(uuid.uuid5(_SPEAKER_NS, f"{self.gid}\x00{normalize_name(self.context.role or 'User')}"))
+        return sid if self.store.get_entities(self.gid, [sid]) else None
+
     def apply_endings(self, extraction: Extraction) -> None:
         offered = {f.id for f in self.context.candidate_facts}
         for end in extraction.endings:
@@ -423,6 +446,7 @@ class DeltaBuilder:
                 self._invalidate(f, when, _reason_code(end.reason))
             if dst is not None and end.type in (MEMBERSHIP_TYPE, None):
                 self._end_units(src, dst, when, _reason_code(end.reason))
+                self._end_work_there(src, dst, when, _reason_code(end.reason))
 
     # ---- output ---------------------------------------------------------------------------------
     def finish(self) -> GraphDelta:
