@@ -945,3 +945,12 @@ def test_a_new_friend_named_is_no_colleague(ex: LocalExtractor) -> None:
 def test_a_move_dated_in_the_future_is_a_plan(ex: LocalExtractor) -> None:
     assert not rels(ex.extract("I'm starting at Orbitly in two weeks.", ctx()))
     assert ("ME", "PART_OF", "Orbitly") in rels(ex.extract("I started at Orbitly two weeks ago.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("the structural engineer on the job is Farida Nasser, sharp as anything.", ("ME", "WORKS_WITH", "Farida Nasser")),
+    ("the CEO of Brightwell is Ana Ruiz.", ("Ana Ruiz", "PART_OF", "Brightwell")),
+])
+def test_a_role_on_the_speakers_job_or_of_an_organisation(ex: LocalExtractor, text: str,
+                                                          expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
