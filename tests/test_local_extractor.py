@@ -394,3 +394,32 @@ def test_people_belong_to_teams_and_named_projects_drop_their_generic_noun(ex):
     got = ex.extract("Sam and I kicked off a side project named Quill, a note app.", ctx())
     assert {e.name for e in got.entities} >= {"Sam", "Quill"}
     assert "side project" not in {e.name for e in got.entities}
+
+
+def _team_facts() -> tuple[list[CandidateEntity], list[CandidateFact]]:
+    cands = [CandidateEntity("u", "User", "person"), CandidateEntity("h", "Hedda Lund", "person"),
+             CandidateEntity("o", "Fernway Trust", "organization"), CandidateEntity("a", "Autumn Fair", "project")]
+    facts = [CandidateFact("f1", "u", "User", "PART_OF", "o", "Fernway Trust", "User is part of Fernway Trust"),
+             CandidateFact("f2", "h", "Hedda Lund", "PART_OF", "o", "Fernway Trust", "Hedda Lund is part of Fernway"),
+             CandidateFact("f3", "h", "Hedda Lund", "WORKS_ON", "a", "Autumn Fair", "Hedda Lund works on Autumn Fair"),
+             CandidateFact("f4", "u", "User", "WORKS_ON", "a", "Autumn Fair", "User works on Autumn Fair"),
+             CandidateFact("f5", "h", "Hedda Lund", "PART_OF", "c", "Oak Choir", "Hedda Lund is part of Oak Choir")]
+    return cands, facts
+
+
+def test_a_colleague_who_is_no_longer_with_us_leaves_our_organisation_and_work(ex: LocalExtractor) -> None:
+    cands, facts = _team_facts()
+    x = ex.extract("Hedda is no longer with us, sadly.", ctx(candidates=cands, facts=facts))
+    assert sorted(e.fact_id for e in x.endings if e.fact_id) == ["f2", "f3"]  # her choir is her own
+
+
+def test_retiring_ends_every_place_and_work(ex: LocalExtractor) -> None:
+    cands, facts = _team_facts()
+    x = ex.extract("Hedda retired last week, sad times.", ctx(candidates=cands, facts=facts))
+    assert sorted(e.fact_id for e in x.endings if e.fact_id) == ["f2", "f3", "f5"]
+
+
+def test_being_with_someone_is_no_leaving(ex: LocalExtractor) -> None:
+    cands, facts = _team_facts()
+    x = ex.extract("Hedda is with us at the fair today.", ctx(candidates=cands, facts=facts))
+    assert not [e for e in x.endings if e.fact_id]

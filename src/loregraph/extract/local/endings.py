@@ -72,7 +72,16 @@ class LeftOrg:
     org: Mention
 
 
-EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | ProjectDropped | NewRole | LeftOrg
+@dataclass(frozen=True, slots=True)
+class PersonLeft:
+    """"Ana quit", "Ana is no longer with us", "Ana retired": her place in the speaker's organisations and her work
+    on the speaker's projects end (after retiring: every place and every work of hers)."""
+
+    person: Mention
+    retired: bool = False
+
+
+EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | ProjectDropped | NewRole | LeftOrg | PersonLeft
 
 
 def apply_supersede(p: Parse) -> None:
@@ -86,6 +95,9 @@ def apply_supersede(p: Parse) -> None:
     for event in p.out.events:
         if isinstance(event, LeftOrg):
             _left_org(p, facts, speaker_names, event)
+            continue
+        if isinstance(event, PersonLeft):
+            _person_left(p, facts, speaker_names, speaker_projects, event)
             continue
         if isinstance(event, SpeakerDropped):
             # "we ditched Firebase": the speaker's own projects stop using it too
@@ -194,6 +206,23 @@ def _left_org(p: Parse, facts: list[Any], speaker_names: set[str], event: LeftOr
     for f in colleagues:
         if not LASTING_ROLES & set(re.findall(r"[a-z]+", f.fact.lower())):  # a mentor stays one after a move
             p.out.end_fact(f.id, f"left {org.name}")
+
+
+def _person_left(p: Parse, facts: list[Any], speaker_names: set[str], speaker_projects: set[str],
+                 event: PersonLeft) -> None:
+    person = event.person
+    names = {person.name.casefold(), *(a.casefold() for a in person.aliases)}
+
+    def is_person(pid: str, pname: str) -> bool:
+        return (bool(person.existing_id) and pid == person.existing_id) or pname.casefold() in names
+
+    speaker_orgs = {f.target_id for f in facts if f.type == PART_OF and f.source_name.casefold() in speaker_names}
+    for f in facts:
+        if not is_person(f.source_id, f.source_name):
+            continue
+        ours = speaker_orgs if f.type == PART_OF else speaker_projects if f.type == WORKS_ON else None
+        if ours is not None and (event.retired or f.target_id in ours):
+            p.out.end_fact(f.id, "retired" if event.retired else "left")
 
 
 def end_replaced_on_return(p: Parse) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.endings import LeftOrg, MovedOrg, MovedProject, NewRole
+from loregraph.extract.local.endings import LeftOrg, MovedOrg, MovedProject, NewRole, PersonLeft
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -109,10 +109,18 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             for s in cl.subj:
                 if s is not SPEAKER and s.type == PERSON:
                     st.out.end(SPEAKER, WORKS_WITH, s, reason="left")
+                    st.out.events.append(PersonLeft(s, retired=v0 == "retire"))
                     if stepping:  # "X stepped down ... and Y took over Z": X's work on Z ends
                         for m in st.mentions:
                             if m.type == PROJECT and m.ref and sent.start <= m.start < sent.end:
                                 st.out.end(s, WORKS_ON, m, reason="stepped down")
+    # "Mirela's no longer with us", "Ana isn't with us any more": she left the speaker's organisation
+    if cl.ended and not cl.question and st.speaker_ok and cl.verbs and lemma(cl.verbs[0]) == "be" and any(
+            t.lower_ == "with" and t.i + 1 < cl.end and doc[t.i + 1].lower_ == "us" for t in doc[cl.start:cl.end]):
+        for s in cl.subj:
+            if s is not SPEAKER and s.type == PERSON:
+                st.out.end(SPEAKER, WORKS_WITH, s, reason="left")
+                st.out.events.append(PersonLeft(s))
     # "X, a Zig crate for ...", "X, our Flutter app": the project is made with the tool that names its kind
     if not cl.question and not cl.hypothetical and not cl.negated:
         for m in ms:
