@@ -954,3 +954,13 @@ def test_a_move_dated_in_the_future_is_a_plan(ex: LocalExtractor) -> None:
 def test_a_role_on_the_speakers_job_or_of_an_organisation(ex: LocalExtractor, text: str,
                                                           expected: tuple[str, str, str]) -> None:
     assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "old", "new"), [
+    ("Kai got us off Jira and onto Linear.", "Jira", "Linear"),
+    ("I moved all my recipes out of Evernote into Notion.", "Evernote", "Notion"),
+])
+def test_moving_the_speaker_or_their_things_off_a_tool(ex: LocalExtractor, text: str, old: str, new: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "USES", new) in rels(x)
+    assert old in ended(x)
