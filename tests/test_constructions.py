@@ -964,3 +964,16 @@ def test_moving_the_speaker_or_their_things_off_a_tool(ex: LocalExtractor, text:
     x = ex.extract(text, ctx())
     assert ("ME", "USES", new) in rels(x)
     assert old in ended(x)
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("honestly jira is where everything lives for us.", "Jira"),
+    ("I post the specials on Instagram every morning.", "Instagram"),
+])
+def test_everyday_apps_are_known_tools(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert {e.name: e.type for e in ex.extract(text, ctx()).entities}.get(tool) == "tool"
+
+
+def test_a_name_ending_in_a_common_word_is_not_that_app(ex: LocalExtractor) -> None:
+    x = ex.extract("I spent four years at Civic Signal, a nonprofit newsroom.", ctx())
+    assert "Signal" not in {e.name for e in x.entities}
