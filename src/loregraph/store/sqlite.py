@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -26,7 +28,7 @@ from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 from loregraph.store.caches import LRU, TermStats
 from loregraph.store.sql import BLOCK_COLS, TABLE, SQLStore, chunks
 from loregraph.store.sqlite_tx import immediate_transaction
-from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
+from loregraph.store.text import BM25_B, BM25_K1, GROUP_TOKEN_LEN, group_token, index_body, query_terms
 from loregraph.store.timefmt import parse_ts, ts
 from loregraph.store.vectors import GroupVectors, ScopedGroupVectors
 
@@ -99,9 +101,8 @@ class SQLiteStore(SQLStore):
         c.execute("PRAGMA temp_store=MEMORY")
         c.execute("PRAGMA cache_size=-65536")
         c.execute("PRAGMA mmap_size=1073741824")
-        # per-group counts, dropped when the group's rows change: rows of a table (table, group) for the
-        # common-term ceiling of full text, and stored vectors of a kind (kind, group) for the kNN path
-        self._row_counts: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
+        # per-group counts, dropped when the group's rows change: stored vectors of a kind (kind, group) for the
+        # kNN path
         self._vector_counts: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
         # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change.
         # Another process's writes are not seen here: a stale count only changes which common terms a query drops.
@@ -220,7 +221,6 @@ class SQLiteStore(SQLStore):
 
     def _forget_cached_counts(self) -> None:
         """Counts a rolled-back transaction may have changed."""
-        self._row_counts.clear()
         self._vector_counts.clear()
         self._df_cache.clear()
 
@@ -236,16 +236,38 @@ class SQLiteStore(SQLStore):
     # ---- index rows -----------------------------------------------------------------------------
     def _index_record(self, c: Any, kind: SearchKind, seq: int, group_id: str, body: str,
                       embedding: list[float] | None) -> None:
-        fts = f"{TABLE[kind]}_fts"
-        c.execute(f"DELETE FROM {fts} WHERE rowid = ?", (seq,))
-        c.execute(f"INSERT INTO {fts}(rowid, body) VALUES (?,?)", (seq, index_body(group_id, body)))
-        self._forget_counts(kind, group_id)
+        table = TABLE[kind]
+        indexed = index_body(group_id, body)
+        old = c.execute(f"SELECT body FROM {table}_fts WHERE rowid = ?", (seq,)).fetchone()
+        if old is None or old[0] != indexed:  # the same words again (an entity re-upserted): nothing to redo
+            if old is not None:
+                self._unindex_bodies(c, kind, group_id, [(seq, old[0])])
+                c.execute(f"DELETE FROM {table}_fts WHERE rowid = ?", (seq,))
+            c.execute(f"INSERT INTO {table}_fts(rowid, body) VALUES (?,?)", (seq, indexed))
+            words = indexed.split()
+            c.executemany(f"INSERT INTO {table}_postings (term, seq, tf, len) VALUES (?,?,?,?)",
+                          [(term, seq, tf, len(words)) for term, tf in Counter(words).items()])
+            self._change_fts_stats(c, kind, group_id, 1, len(words))
+            self._forget_counts(kind, group_id)
         self._vec_upsert(kind, seq, group_id, embedding)
+
+    def _unindex_bodies(self, c: Any, kind: str, group_id: str, bodies: Sequence[tuple[int, str]]) -> None:
+        """Take records' indexed bodies (seq, body) out of the kind's postings and the group's BM25 statistics."""
+        if not bodies:
+            return
+        c.executemany(f"DELETE FROM {TABLE[kind]}_postings WHERE term = ? AND seq = ?",
+                      [(term, seq) for seq, body in bodies for term in dict.fromkeys(body.split())])
+        self._change_fts_stats(c, kind, group_id, -len(bodies), -sum(len(body.split()) for _, body in bodies))
+
+    @staticmethod
+    def _change_fts_stats(c: Any, kind: str, group_id: str, docs: int, tokens: int) -> None:
+        c.execute("INSERT INTO fts_stats (kind, group_id, docs, tokens) VALUES (?,?,?,?) ON CONFLICT (kind, group_id) "
+                  "DO UPDATE SET docs = docs + excluded.docs, tokens = tokens + excluded.tokens",
+                  (kind, group_id, docs, tokens))
 
     def _forget_counts(self, kind: str, group_id: str) -> None:
         """Drop the cached counts of a group's records of one kind (their rows changed)."""
         table = TABLE[kind]
-        self._row_counts.pop((table, group_id))
         self._df_cache.forget((table, group_token(group_id)))
         self._vector_counts.pop((kind, group_id))
 
@@ -367,6 +389,8 @@ class SQLiteStore(SQLStore):
                                             (group_id, *chunk))]
             if not seqs:
                 continue
+            self._unindex_bodies(c, kind, group_id, c.execute(
+                f"SELECT rowid, body FROM {table}_fts WHERE rowid IN ({_marks(seqs)})", seqs).fetchall())
             c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(seqs)})", seqs)
             self._vec_delete(kind, seqs, group_id)
             c.execute(f"DELETE FROM {table} WHERE seq IN ({_marks(seqs)})", seqs)
@@ -381,6 +405,11 @@ class SQLiteStore(SQLStore):
                     c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(chunk)})", chunk)
                     self._vec_delete(kind, chunk, group_id)
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
+                # the group's postings: every term starting with its token (fixed width), one range of the key
+                token = group_token(group_id)
+                c.execute(f"DELETE FROM {table}_postings WHERE term >= ? AND term < ?",
+                          (token, token[:-1] + chr(ord(token[-1]) + 1)))
+            c.execute("DELETE FROM fts_stats WHERE group_id = ?", (group_id,))
             for kind in TABLE:
                 self._forget_counts(kind, group_id)
             self._vector_counts.pop(("block", group_id))
@@ -400,20 +429,51 @@ class SQLiteStore(SQLStore):
 
     def fulltext(self, kind: SearchKind, group_ids: Sequence[str], query: str, limit: int,
                  time: TimeFilter | None = None) -> list[Hit]:
-        """BM25 over the groups' own term spaces; best first (score = -bm25)."""
+        """BM25 (FTS5's formula, k1=1.2, b=0.75) over the groups' own term spaces, with each group's own number
+        of records and mean length (``fts_stats``): one group's ranking does not depend on another's rows, and
+        the scores are PostgreSQL's. Summed over the query terms' postings; best first, ties in insertion order."""
         table = TABLE[kind]
+        groups = list(dict.fromkeys(group_ids))
         terms: list[str] = []
-        for gid in dict.fromkeys(group_ids):
+        for gid in groups:
             terms += self._query_terms(gid, query)
+        if not terms or limit <= 0:
+            return []
+        stats = {g: (docs, tokens) for g, docs, tokens in self.conn.execute(
+            f"SELECT group_id, docs, tokens FROM fts_stats WHERE kind = ? AND group_id IN ({_marks(groups)}) "
+            "AND docs > 0", (kind, *groups))}
+        if not stats:
+            return []
+        df = self._term_docs(table, terms)
+        terms = self._informative_terms([t for t in terms if df.get(t)], df, sum(d for d, _ in stats.values()))
         if not terms:
             return []
-        terms = self._informative_terms(table, terms, group_ids)
-        match = " OR ".join(f'"{t}"' for t in terms)
+        by_token = {group_token(g): st for g, st in stats.items()}
+        scored_terms: list[Any] = []
+        for t in terms:
+            docs, tokens = by_token.get(t[:GROUP_TOKEN_LEN], (0, 0))
+            if not docs:
+                continue
+            idf = math.log((docs - df[t] + 0.5) / (df[t] + 0.5))
+            scored_terms += [t, idf if idf > 0 else 1e-6, max(tokens / docs, 1e-9)]
+        if not scored_terms:
+            return []
+        n = len(scored_terms) // 3
+        # each term's postings (the (term, seq) key), its idf and its group's mean length; the expression is
+        # PostgreSQL's, term for term
+        scored = (f"WITH q(term, idf, avgdl) AS (VALUES {','.join(['(?,?,?)'] * n)}) "
+                  f"SELECT p.seq, SUM(q.idf * (p.tf * {BM25_K1 + 1}) / (p.tf + {BM25_K1} * ({1 - BM25_B} + "
+                  f"{BM25_B} * p.len / q.avgdl))) AS score FROM q JOIN {table}_postings p ON p.term = q.term "
+                  "GROUP BY p.seq ORDER BY score DESC, p.seq LIMIT ?")
         extra, params = self._kind_filter(kind, "x", time)
-        sql = (f"SELECT x.id, -s.rank FROM (SELECT rowid, rank FROM {table}_fts WHERE {table}_fts MATCH ? "
-               f"ORDER BY rank LIMIT ?) s JOIN {table} x ON x.seq = s.rowid WHERE x.group_id IN ({_marks(group_ids)})"
-               f"{extra} ORDER BY s.rank LIMIT ?")
-        rows = self._fetch(sql, (match, limit * 4 + 20, *group_ids, *params, limit))
+        sql = (f"SELECT x.id, s.score FROM ({scored}) s JOIN {table} x ON x.seq = s.seq "
+               f"WHERE x.group_id IN ({_marks(groups)}){extra} ORDER BY s.score DESC, s.seq LIMIT ?")
+        # the best few held to the kind's filter (facts by time, entities not deleted); when it leaves fewer than
+        # ``limit`` of them, again over every candidate (the same results as filtering first)
+        pool = limit * 4 + 20
+        rows = self._fetch(sql, (*scored_terms, pool, *groups, *params, limit))
+        if len(rows) < limit:
+            rows = self._fetch(sql, (*scored_terms, -1, *groups, *params, limit))
         return [Hit(r[0], float(r[1])) for r in rows]
 
     def _query_terms(self, group_id: str, query: str) -> list[str]:
@@ -426,9 +486,9 @@ class SQLiteStore(SQLStore):
             self._terms_cache.put(key, found)
         return list(found)
 
-    def _informative_terms(self, table: str, terms: list[str], group_ids: Sequence[str]) -> list[str]:
-        if len(terms) < 2:
-            return terms
+    def _term_docs(self, table: str, terms: list[str]) -> dict[str, int]:
+        """Number of records holding each term (terms carry their group's token: per group), cached between
+        writes. Another process's writes are not seen by the cache until this one writes the group."""
         df: dict[str, int] = {}
         missing: list[str] = []
         for t in terms:
@@ -437,27 +497,22 @@ class SQLiteStore(SQLStore):
                 missing.append(t)
             else:
                 df[t] = cached
-        if missing:  # fts5vocab walks each term's doclist: worth caching between writes
+        if missing:
             found = dict(self.conn.execute(
-                f"SELECT term, doc FROM {table}_fts_vocab WHERE term IN ({_marks(missing)})", missing).fetchall())
+                f"SELECT term, COUNT(*) FROM {table}_postings WHERE term IN ({_marks(missing)}) GROUP BY term",
+                missing).fetchall())
             for t in missing:
-                self._df_cache.put((table, t[:GROUP_TOKEN_LEN]), t, found.get(t, 0))
-                if t in found:
-                    df[t] = found[t]
-        present = [t for t in terms if t in df]
-        if not present:
-            return terms
-        rows = sum(self._row_count(table, g) for g in dict.fromkeys(group_ids))
+                df[t] = found.get(t, 0)
+                self._df_cache.put((table, t[:GROUP_TOKEN_LEN]), t, df[t])
+        return df
+
+    def _informative_terms(self, present: list[str], df: dict[str, int], rows: int) -> list[str]:
+        """The query terms held by few enough of the groups' ``rows`` records; the rarest one if none is."""
+        if len(present) < 2:
+            return present
         ceiling = max(self.COMMON_TERM_MIN_DOCS, self.COMMON_TERM_SHARE * rows)
         rare = [t for t in present if df[t] <= ceiling]
         return rare or [min(present, key=lambda t: df[t])]
-
-    def _row_count(self, table: str, group_id: str) -> int:
-        n = self._row_counts.get((table, group_id))
-        if n is None:
-            n = self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE group_id = ?", (group_id,)).fetchone()[0]
-            self._row_counts.put((table, group_id), n)
-        return n
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
                time: TimeFilter | None = None) -> list[Hit]:
