@@ -1,8 +1,8 @@
 """BM25 with each group's own statistics (issue 16): a group's full-text scores are FTS5's bm25() over that group's
 records alone (its own number of records, mean length and document frequencies), whatever other groups hold, on
 both backends; SQLite's postings and statistics (``{table}_postings``, ``fts_stats``, migration 0011) follow
-inserts, rewrites, deletes and group deletion, and the migration backfills them; both backends score a fixture
-alike.
+inserts, rewrites, deletes and group deletion, and the migration backfills them from the FTS5 tables it replaces;
+both backends score a fixture alike.
 
 Real SQLite files and the real PostgreSQL server (``pg_db``), a fresh database per test.
 """
@@ -87,7 +87,7 @@ def _kept(path: str) -> tuple[dict[str, set[tuple[str, int, int, int]]], set[tup
 
 
 def _recount(path: str) -> tuple[dict[str, set[tuple[str, int, int, int]]], set[tuple[str, str, int, int]]]:
-    """The postings and statistics the records' indexed bodies (FTS5 content) hold."""
+    """The postings and statistics the records' indexed terms hold."""
     import sqlean
 
     c = sqlean.connect(path)
@@ -95,8 +95,8 @@ def _recount(path: str) -> tuple[dict[str, set[tuple[str, int, int, int]]], set[
         postings: dict[str, set[tuple[str, int, int, int]]] = {}
         stats: set[tuple[str, str, int, int]] = set()
         for kind, table in SQLITE_TABLES:
-            rows = c.execute(f"SELECT f.rowid, f.body, x.group_id FROM {table}_fts f JOIN {table} x "
-                             "ON x.seq = f.rowid").fetchall()
+            rows = c.execute(f"SELECT t.seq, t.terms, x.group_id FROM {table}_terms t JOIN {table} x "
+                             "ON x.seq = t.seq").fetchall()
             postings[kind] = {(term, seq, tf, len(body.split())) for seq, body, _ in rows
                               for term, tf in Counter(body.split()).items()}
             per_group: dict[str, list[int]] = {}
@@ -154,8 +154,12 @@ def test_sqlite_migration_backfills_postings_and_statistics(tmp_path):
         s.close()
     import sqlean
 
-    c = sqlean.connect(path, isolation_level=None)  # a database from before migration 0011
+    c = sqlean.connect(path, isolation_level=None)  # as migration 0010 left it: the terms in FTS5 tables
     for _, table in SQLITE_TABLES:
+        c.execute(f"CREATE VIRTUAL TABLE {table}_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')")
+        c.execute(f"CREATE VIRTUAL TABLE {table}_fts_vocab USING fts5vocab({table}_fts, 'row')")
+        c.execute(f"INSERT INTO {table}_fts (rowid, body) SELECT seq, terms FROM {table}_terms")
+        c.execute(f"DROP TABLE {table}_terms")
         c.execute(f"DROP TABLE {table}_postings")
     c.execute("DROP TABLE fts_stats")
     c.execute("DELETE FROM schema_migrations WHERE version = 11")

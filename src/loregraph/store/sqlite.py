@@ -1,8 +1,13 @@
-"""SQLite store: one file, WAL, FTS5 (BM25), sqlite-vec kNN partitioned by group, recursive-CTE traversal.
+"""SQLite store: one file, WAL, BM25 over postings with each group's own statistics, sqlite-vec kNN partitioned
+by group, recursive-CTE traversal.
 
 The stdlib ``sqlite3`` of many Python builds cannot load extensions, so the driver is ``sqlean``
 (a drop-in with the same API) with sqlite-vec loaded into it. What SQLite shares with PostgreSQL lives in
-``loregraph.store.sql``; this module keeps the file handling, FTS5, the vector tables and traversal.
+``loregraph.store.sql``; this module keeps the file handling, full text, the vector tables and traversal.
+Full text: each record's group-prefixed terms are kept in its kind's ``{table}_terms`` (read back when the record
+is rewritten or deleted) and ``{table}_postings`` (term, seq, term frequency, length); ``fts_stats`` holds each
+group's number of records and terms per kind. All three change in the record's write transaction, and
+a query's BM25 is summed over its terms' postings with the group's statistics (PostgreSQL's scores).
 """
 
 from __future__ import annotations
@@ -234,25 +239,35 @@ class SQLiteStore(SQLStore):
             c.execute(f"CREATE INDEX IF NOT EXISTS {kind}_emb_grp ON {kind}_emb (grp)")
 
     # ---- index rows -----------------------------------------------------------------------------
-    def _index_record(self, c: Any, kind: SearchKind, seq: int, group_id: str, body: str,
-                      embedding: list[float] | None) -> None:
+    def _index_records(self, c: Any, kind: SearchKind,
+                       records: Sequence[tuple[int, str, str, list[float] | None]]) -> None:
+        """Records' terms, postings and their groups' BM25 statistics (records whose terms did not change, as an
+        entity written again, are left alone), then their vectors; a few statements for the whole batch."""
         table = TABLE[kind]
-        indexed = index_body(group_id, body)
-        old = c.execute(f"SELECT body FROM {table}_fts WHERE rowid = ?", (seq,)).fetchone()
-        if old is None or old[0] != indexed:  # the same words again (an entity re-upserted): nothing to redo
-            if old is not None:
-                self._unindex_bodies(c, kind, group_id, [(seq, old[0])])
-                c.execute(f"DELETE FROM {table}_fts WHERE rowid = ?", (seq,))
-            c.execute(f"INSERT INTO {table}_fts(rowid, body) VALUES (?,?)", (seq, indexed))
-            words = indexed.split()
-            c.executemany(f"INSERT INTO {table}_postings (term, seq, tf, len) VALUES (?,?,?,?)",
-                          [(term, seq, tf, len(words)) for term, tf in Counter(words).items()])
-            self._change_fts_stats(c, kind, group_id, 1, len(words))
-            self._forget_counts(kind, group_id)
-        self._vec_upsert(kind, seq, group_id, embedding)
+        latest = {seq: (gid, index_body(gid, body)) for seq, gid, body, _ in records}  # a seq twice: its last
+        old: dict[int, str] = {}
+        for part in chunks(list(latest), self.CHUNK):
+            old.update(c.execute(f"SELECT seq, terms FROM {table}_terms WHERE seq IN ({_marks(part)})", part))
+        changed = {seq: v for seq, v in latest.items() if old.get(seq) != v[1]}
+        if changed:
+            for gid in {gid for gid, _ in changed.values()}:
+                self._unindex_bodies(c, kind, gid, [(seq, old[seq]) for seq, (g, _) in changed.items()
+                                                    if g == gid and seq in old])
+                added = [len(terms.split()) for g, terms in changed.values() if g == gid]
+                self._change_fts_stats(c, kind, gid, len(added), sum(added))
+                self._forget_counts(kind, gid)
+            c.executemany(f"INSERT OR REPLACE INTO {table}_terms (seq, terms) VALUES (?,?)",
+                          [(seq, terms) for seq, (_, terms) in changed.items()])
+            postings = []
+            for seq, (_, terms) in changed.items():
+                words = terms.split()
+                postings += [(term, seq, tf, len(words)) for term, tf in Counter(words).items()]
+            c.executemany(f"INSERT INTO {table}_postings (term, seq, tf, len) VALUES (?,?,?,?)", postings)
+        for seq, gid, _, embedding in records:
+            self._vec_upsert(kind, seq, gid, embedding)
 
     def _unindex_bodies(self, c: Any, kind: str, group_id: str, bodies: Sequence[tuple[int, str]]) -> None:
-        """Take records' indexed bodies (seq, body) out of the kind's postings and the group's BM25 statistics."""
+        """Take records' indexed terms (seq, terms) out of the kind's postings and the group's BM25 statistics."""
         if not bodies:
             return
         c.executemany(f"DELETE FROM {TABLE[kind]}_postings WHERE term = ? AND seq = ?",
@@ -390,8 +405,8 @@ class SQLiteStore(SQLStore):
             if not seqs:
                 continue
             self._unindex_bodies(c, kind, group_id, c.execute(
-                f"SELECT rowid, body FROM {table}_fts WHERE rowid IN ({_marks(seqs)})", seqs).fetchall())
-            c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(seqs)})", seqs)
+                f"SELECT seq, terms FROM {table}_terms WHERE seq IN ({_marks(seqs)})", seqs).fetchall())
+            c.execute(f"DELETE FROM {table}_terms WHERE seq IN ({_marks(seqs)})", seqs)
             self._vec_delete(kind, seqs, group_id)
             c.execute(f"DELETE FROM {table} WHERE seq IN ({_marks(seqs)})", seqs)
 
@@ -402,7 +417,7 @@ class SQLiteStore(SQLStore):
                 seqs = [r[0] for r in c.execute(f"SELECT seq FROM {table} WHERE group_id = ?", (group_id,))]
                 counts[table] = len(seqs)
                 for chunk in chunks(seqs, self.CHUNK):
-                    c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(chunk)})", chunk)
+                    c.execute(f"DELETE FROM {table}_terms WHERE seq IN ({_marks(chunk)})", chunk)
                     self._vec_delete(kind, chunk, group_id)
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
                 # the group's postings: every term starting with its token (fixed width), one range of the key
