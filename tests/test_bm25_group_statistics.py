@@ -13,13 +13,13 @@ from collections import Counter
 
 import pytest
 
-from loregraph.graph.types import GraphDelta
+from loregraph.graph.types import Fact, GraphDelta
 from loregraph.store import open_store
 from loregraph.store.base import Store
 from loregraph.store.sqlite import SQLiteStore
 from loregraph.store.text import group_token
 from test_bm25_postings import _bm25, _graph
-from test_store import DIM, SCHEMA
+from test_store import DIM, SCHEMA, T0
 
 SQLITE_TABLES = (("episode", "episodes"), ("entity", "entities"), ("fact", "facts"), ("chunk", "chunks"),
                  ("community", "communities"))
@@ -196,3 +196,22 @@ def test_both_backends_rank_a_group_alike(pg_db, tmp_path):
     finally:
         for s in stores:
             s.close()
+
+
+def test_sqlite_scores_follow_another_processes_writes(tmp_path):
+    """Document frequencies are cached per process; a write by another store on the same file (another process:
+    a worker, a second server) moves the group's ``fts_stats.gen``, and the next search counts them again."""
+    path = str(tmp_path / "m.db")
+    reader, writer = _open(path), _open(path)
+    try:
+        g = _graph("g", "amber", 10)
+        writer.apply(g, SCHEMA)
+        _assert_scores(reader, _texts(g))  # caches the terms' frequencies
+        keeper = g.entities[0].id
+        more = [Fact(group_id="g", source_id=keeper, target_id=e.id, type="KNOWS", fact=f"amber keeper wick {i}",
+                     valid_at=T0) for i, e in enumerate(g.entities[1:4])]
+        writer.apply(GraphDelta(group_id="g", facts=more), SCHEMA)
+        _assert_scores(reader, {**_texts(g), **{f.id: f.fact for f in more}})
+    finally:
+        reader.close()
+        writer.close()

@@ -109,9 +109,10 @@ class SQLiteStore(SQLStore):
         # per-group counts, dropped when the group's rows change: stored vectors of a kind (kind, group) for the
         # kNN path
         self._vector_counts: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
-        # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change.
-        # Another process's writes are not seen here: a stale count only changes which common terms a query drops.
+        # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change
+        # (this process's writes at once, any process's when a search sees the group's fts_stats.gen move)
         self._df_cache = TermStats(self.TERM_STATS_MAX)
+        self._df_gens: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
         self._terms_cache: LRU[tuple[str, str], list[str]] = LRU(self.QUERY_TERMS_CACHE)
         self._touched_vectors: set[tuple[str, str]] = set()
         self._vector_cache: dict[tuple[str, str], GroupVectors] = {}
@@ -276,8 +277,10 @@ class SQLiteStore(SQLStore):
 
     @staticmethod
     def _change_fts_stats(c: Any, kind: str, group_id: str, docs: int, tokens: int) -> None:
-        c.execute("INSERT INTO fts_stats (kind, group_id, docs, tokens) VALUES (?,?,?,?) ON CONFLICT (kind, group_id) "
-                  "DO UPDATE SET docs = docs + excluded.docs, tokens = tokens + excluded.tokens",
+        # gen: a random token, not a counter (a group deleted and written again never repeats one a process holds)
+        c.execute("INSERT INTO fts_stats (kind, group_id, docs, tokens, gen) VALUES (?,?,?,?, random()) "
+                  "ON CONFLICT (kind, group_id) DO UPDATE SET docs = docs + excluded.docs, "
+                  "tokens = tokens + excluded.tokens, gen = excluded.gen",
                   (kind, group_id, docs, tokens))
 
     def _forget_counts(self, kind: str, group_id: str) -> None:
@@ -454,9 +457,15 @@ class SQLiteStore(SQLStore):
             terms += self._query_terms(gid, query)
         if not terms or limit <= 0:
             return []
-        stats = {g: (docs, tokens) for g, docs, tokens in self.conn.execute(
-            f"SELECT group_id, docs, tokens FROM fts_stats WHERE kind = ? AND group_id IN ({_marks(groups)}) "
-            "AND docs > 0", (kind, *groups))}
+        stats: dict[str, tuple[int, int]] = {}
+        for g, docs, tokens, gen in self.conn.execute(
+                f"SELECT group_id, docs, tokens, gen FROM fts_stats WHERE kind = ? AND group_id IN ({_marks(groups)}) "
+                "AND docs > 0", (kind, *groups)):
+            stats[g] = (docs, tokens)
+            key = (table, group_token(g))
+            if self._df_gens.get(key) != gen:  # written since (by any process): its cached frequencies go
+                self._df_cache.forget(key)
+                self._df_gens.put(key, gen)
         if not stats:
             return []
         df = self._term_docs(table, terms)
@@ -503,7 +512,7 @@ class SQLiteStore(SQLStore):
 
     def _term_docs(self, table: str, terms: list[str]) -> dict[str, int]:
         """Number of records holding each term (terms carry their group's token: per group), cached between
-        writes. Another process's writes are not seen by the cache until this one writes the group."""
+        writes (``fulltext`` drops a group's entries when its ``fts_stats.gen`` moved)."""
         df: dict[str, int] = {}
         missing: list[str] = []
         for t in terms:

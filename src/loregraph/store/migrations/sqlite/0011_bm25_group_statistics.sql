@@ -3,13 +3,16 @@
 -- Per kind: the record's indexed terms ({table}_terms: its group-prefixed terms, space-separated; read back when
 -- the record is rewritten or deleted), and one posting per (term, record) ({table}_postings: the term's frequency
 -- in the record and the record's length in terms); per (kind, group): the number of records and of their terms
--- (fts_stats). The store keeps all three in its write transactions. Nothing reads FTS5 any more: its tables go
--- (searches walk the postings; measured faster than FTS5 at 100k facts, and writes are cheaper without it).
+-- (fts_stats; gen, a random token, changes with every write, so a process's cached document frequencies
+-- know when another process wrote the group). The store keeps all three in its write transactions. Nothing
+-- reads FTS5 any more: its tables go (searches walk the postings, measured faster than FTS5 at 100k facts, and
+-- writes are cheaper without it).
 CREATE TABLE fts_stats (
     kind TEXT NOT NULL,
     group_id TEXT NOT NULL,
     docs INTEGER NOT NULL,
     tokens INTEGER NOT NULL,
+    gen INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (kind, group_id)
 ) WITHOUT ROWID;
 
