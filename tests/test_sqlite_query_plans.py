@@ -84,3 +84,12 @@ def test_graph_expansion_reads_an_entitys_facts_in_seq_order(store):
     assert "facts_group_source_seq" in plan and "facts_group_target_seq" in plan, plan
     assert len(store.fact_edges("big", [store.hub], TimeFilter(), 50)) == 50
     assert store.fact_edges("small", [store.hub], TimeFilter(), 50) == []
+
+
+def test_full_text_reads_only_the_query_terms_postings(store):
+    """BM25 with the group's statistics (migration 0011) walks the query terms' postings by their key, then reads
+    the few best facts by rowid: never a scan of the postings or of the group's facts."""
+    [plan] = plans(store, lambda: store.fulltext("fact", ["big"], "e0 e5", 10, TimeFilter()), "q(term")
+    assert "SEARCH p USING PRIMARY KEY (term=?)" in plan and "INTEGER PRIMARY KEY" in plan, plan
+    assert "SCAN p" not in plan and "SCAN x" not in plan, plan
+    assert len(store.fulltext("fact", ["big"], "e0 e5", 10, TimeFilter())) == 10

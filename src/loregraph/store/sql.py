@@ -156,9 +156,10 @@ class SQLStore:
         """Called in ``apply`` before the delta's episodes, entities and facts are written (PostgreSQL reads what
         its statistics need of the rows being replaced, for the three kinds in one statement)."""
 
-    def _index_record(self, c: Any, kind: SearchKind, seq: int, group_id: str, body: str,
-                      embedding: list[float] | None) -> None:
-        """Write a record's text and vector index rows after the row itself (SQLite keeps side tables)."""
+    def _index_records(self, c: Any, kind: SearchKind,
+                       records: Sequence[tuple[int, str, str, list[float] | None]]) -> None:
+        """Write records' text and vector index rows, (seq, group id, text, embedding) each, after the rows
+        themselves; a seq given twice takes its last text and embedding (SQLite keeps side tables)."""
 
     # ---- small helpers --------------------------------------------------------------------------
     def _all(self, c: Any, sql: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -336,8 +337,8 @@ class SQLStore:
             self._index_columns("community", gid, body, com.embedding)) for com, body in zip(delta.communities,
                                                                                            bodies, strict=True)],
             ("name", "summary", "updated_at"))
-        for com, body in zip(delta.communities, bodies, strict=True):
-            self._index_record(c, "community", seqs[com.id], gid, body, com.embedding)
+        self._index_records(c, "community", [(seqs[com.id], gid, body, com.embedding)
+                                             for com, body in zip(delta.communities, bodies, strict=True)])
         for com in delta.communities:
             self._run(c, "DELETE FROM community_members WHERE group_id = ? AND community_id = ?", (gid, com.id))
             members = list(dict.fromkeys(com.member_ids))
@@ -524,8 +525,8 @@ class SQLStore:
             self._index_columns("episode", ep.group_id, body, ep.embedding)) for ep, body in zip(episodes, bodies,
                                                                                               strict=True)],
             ("name", "content", "source_description", "fact_ids", "entity_ids"))
-        for ep, body in zip(episodes, bodies, strict=True):
-            self._index_record(c, "episode", seqs[ep.id], ep.group_id, body, ep.embedding)
+        self._index_records(c, "episode", [(seqs[ep.id], ep.group_id, body, ep.embedding)
+                                           for ep, body in zip(episodes, bodies, strict=True)])
 
     def _upsert_entities(self, c: Any, entities: Sequence[Entity]) -> None:
         if not entities:
@@ -551,8 +552,8 @@ class SQLStore:
         self._insert_rows(c, "INSERT INTO entity_names (group_id, name_norm, entity_id)", [
             (ent.group_id, n, ent.id) for ent in last.values()
             for n in sorted({normalize_name(n) for n in [ent.name, *ent.aliases]} - {""})], "ON CONFLICT DO NOTHING")
-        for ent, body in zip(entities, bodies, strict=True):
-            self._index_record(c, "entity", seqs[ent.id], ent.group_id, body, ent.embedding)
+        self._index_records(c, "entity", [(seqs[ent.id], ent.group_id, body, ent.embedding)
+                                          for ent, body in zip(entities, bodies, strict=True)])
 
     def _upsert_facts(self, c: Any, facts: Sequence[Fact]) -> None:
         seqs = self._upsert_many(c, "facts", [(
@@ -566,8 +567,7 @@ class SQLStore:
              "source_id", "target_id"))
         self._insert_rows(c, "INSERT INTO fact_episodes (group_id, fact_id, episode_id)", [
             (f.group_id, f.id, e) for f in facts for e in dict.fromkeys(f.episodes)], "ON CONFLICT DO NOTHING")
-        for f in facts:
-            self._index_record(c, "fact", seqs[f.id], f.group_id, f.fact, f.embedding)
+        self._index_records(c, "fact", [(seqs[f.id], f.group_id, f.fact, f.embedding) for f in facts])
 
     def _check_cardinality(self, c: Any, delta: GraphDelta, schema: Schema) -> None:
         """Graph-state rules: count current facts after the write for every touched endpoint (one query per rule
@@ -764,8 +764,7 @@ class SQLStore:
                  "created_at": self._ts(ch.created_at)},
                 self._index_columns("chunk", ch.group_id, ch.content, ch.embedding)) for ch in chunks],
                 ("content", "ordinal"))
-            for ch in chunks:
-                self._index_record(c, "chunk", seqs[ch.id], ch.group_id, ch.content, ch.embedding)
+            self._index_records(c, "chunk", [(seqs[ch.id], ch.group_id, ch.content, ch.embedding) for ch in chunks])
 
     def find_document(self, group_id: str, collection_id: str, title: str) -> Document | None:
         rows = self._fetch(f"SELECT {self.DOC_COLS} FROM documents WHERE group_id = ? AND collection_id = ? "

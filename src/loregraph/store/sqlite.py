@@ -1,16 +1,23 @@
-"""SQLite store: one file, WAL, FTS5 (BM25), sqlite-vec kNN partitioned by group, recursive-CTE traversal.
+"""SQLite store: one file, WAL, BM25 over postings with each group's own statistics, sqlite-vec kNN partitioned
+by group, recursive-CTE traversal.
 
 The stdlib ``sqlite3`` of many Python builds cannot load extensions, so the driver is ``sqlean``
 (a drop-in with the same API) with sqlite-vec loaded into it. What SQLite shares with PostgreSQL lives in
-``loregraph.store.sql``; this module keeps the file handling, FTS5, the vector tables and traversal.
+``loregraph.store.sql``; this module keeps the file handling, full text, the vector tables and traversal.
+Full text: each record's group-prefixed terms are kept in its kind's ``{table}_terms`` (read back when the record
+is rewritten or deleted) and ``{table}_postings`` (term, seq, term frequency, length); ``fts_stats`` holds each
+group's number of records and terms per kind. All three change in the record's write transaction, and
+a query's BM25 is summed over its terms' postings with the group's statistics (PostgreSQL's scores).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -26,7 +33,7 @@ from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 from loregraph.store.caches import LRU, TermStats
 from loregraph.store.sql import BLOCK_COLS, TABLE, SQLStore, chunks
 from loregraph.store.sqlite_tx import immediate_transaction
-from loregraph.store.text import GROUP_TOKEN_LEN, group_token, index_body, query_terms
+from loregraph.store.text import BM25_B, BM25_K1, GROUP_TOKEN_LEN, group_token, index_body, query_terms
 from loregraph.store.timefmt import parse_ts, ts
 from loregraph.store.vectors import GroupVectors, ScopedGroupVectors
 
@@ -99,13 +106,13 @@ class SQLiteStore(SQLStore):
         c.execute("PRAGMA temp_store=MEMORY")
         c.execute("PRAGMA cache_size=-65536")
         c.execute("PRAGMA mmap_size=1073741824")
-        # per-group counts, dropped when the group's rows change: rows of a table (table, group) for the
-        # common-term ceiling of full text, and stored vectors of a kind (kind, group) for the kNN path
-        self._row_counts: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
+        # per-group counts, dropped when the group's rows change: stored vectors of a kind (kind, group) for the
+        # kNN path
         self._vector_counts: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
-        # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change.
-        # Another process's writes are not seen here: a stale count only changes which common terms a query drops.
+        # document frequencies of full-text terms, per (table, group token); dropped when the group's rows change
+        # (this process's writes at once, any process's when a search sees the group's fts_stats.gen move)
         self._df_cache = TermStats(self.TERM_STATS_MAX)
+        self._df_gens: LRU[tuple[str, str], int] = LRU(self.COUNT_CACHE_MAX)
         self._terms_cache: LRU[tuple[str, str], list[str]] = LRU(self.QUERY_TERMS_CACHE)
         self._touched_vectors: set[tuple[str, str]] = set()
         self._vector_cache: dict[tuple[str, str], GroupVectors] = {}
@@ -220,7 +227,6 @@ class SQLiteStore(SQLStore):
 
     def _forget_cached_counts(self) -> None:
         """Counts a rolled-back transaction may have changed."""
-        self._row_counts.clear()
         self._vector_counts.clear()
         self._df_cache.clear()
 
@@ -234,18 +240,52 @@ class SQLiteStore(SQLStore):
             c.execute(f"CREATE INDEX IF NOT EXISTS {kind}_emb_grp ON {kind}_emb (grp)")
 
     # ---- index rows -----------------------------------------------------------------------------
-    def _index_record(self, c: Any, kind: SearchKind, seq: int, group_id: str, body: str,
-                      embedding: list[float] | None) -> None:
-        fts = f"{TABLE[kind]}_fts"
-        c.execute(f"DELETE FROM {fts} WHERE rowid = ?", (seq,))
-        c.execute(f"INSERT INTO {fts}(rowid, body) VALUES (?,?)", (seq, index_body(group_id, body)))
-        self._forget_counts(kind, group_id)
-        self._vec_upsert(kind, seq, group_id, embedding)
+    def _index_records(self, c: Any, kind: SearchKind,
+                       records: Sequence[tuple[int, str, str, list[float] | None]]) -> None:
+        """Records' terms, postings and their groups' BM25 statistics (records whose terms did not change, as an
+        entity written again, are left alone), then their vectors; a few statements for the whole batch."""
+        table = TABLE[kind]
+        latest = {seq: (gid, index_body(gid, body)) for seq, gid, body, _ in records}  # a seq twice: its last
+        old: dict[int, str] = {}
+        for part in chunks(list(latest), self.CHUNK):
+            old.update(c.execute(f"SELECT seq, terms FROM {table}_terms WHERE seq IN ({_marks(part)})", part))
+        changed = {seq: v for seq, v in latest.items() if old.get(seq) != v[1]}
+        if changed:
+            for gid in {gid for gid, _ in changed.values()}:
+                self._unindex_bodies(c, kind, gid, [(seq, old[seq]) for seq, (g, _) in changed.items()
+                                                    if g == gid and seq in old])
+                added = [len(terms.split()) for g, terms in changed.values() if g == gid]
+                self._change_fts_stats(c, kind, gid, len(added), sum(added))
+                self._forget_counts(kind, gid)
+            c.executemany(f"INSERT OR REPLACE INTO {table}_terms (seq, terms) VALUES (?,?)",
+                          [(seq, terms) for seq, (_, terms) in changed.items()])
+            postings = []
+            for seq, (_, terms) in changed.items():
+                words = terms.split()
+                postings += [(term, seq, tf, len(words)) for term, tf in Counter(words).items()]
+            c.executemany(f"INSERT INTO {table}_postings (term, seq, tf, len) VALUES (?,?,?,?)", postings)
+        for seq, gid, _, embedding in records:
+            self._vec_upsert(kind, seq, gid, embedding)
+
+    def _unindex_bodies(self, c: Any, kind: str, group_id: str, bodies: Sequence[tuple[int, str]]) -> None:
+        """Take records' indexed terms (seq, terms) out of the kind's postings and the group's BM25 statistics."""
+        if not bodies:
+            return
+        c.executemany(f"DELETE FROM {TABLE[kind]}_postings WHERE term = ? AND seq = ?",
+                      [(term, seq) for seq, body in bodies for term in dict.fromkeys(body.split())])
+        self._change_fts_stats(c, kind, group_id, -len(bodies), -sum(len(body.split()) for _, body in bodies))
+
+    @staticmethod
+    def _change_fts_stats(c: Any, kind: str, group_id: str, docs: int, tokens: int) -> None:
+        # gen: a random token, not a counter (a group deleted and written again never repeats one a process holds)
+        c.execute("INSERT INTO fts_stats (kind, group_id, docs, tokens, gen) VALUES (?,?,?,?, random()) "
+                  "ON CONFLICT (kind, group_id) DO UPDATE SET docs = docs + excluded.docs, "
+                  "tokens = tokens + excluded.tokens, gen = excluded.gen",
+                  (kind, group_id, docs, tokens))
 
     def _forget_counts(self, kind: str, group_id: str) -> None:
         """Drop the cached counts of a group's records of one kind (their rows changed)."""
         table = TABLE[kind]
-        self._row_counts.pop((table, group_id))
         self._df_cache.forget((table, group_token(group_id)))
         self._vector_counts.pop((kind, group_id))
 
@@ -367,7 +407,9 @@ class SQLiteStore(SQLStore):
                                             (group_id, *chunk))]
             if not seqs:
                 continue
-            c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(seqs)})", seqs)
+            self._unindex_bodies(c, kind, group_id, c.execute(
+                f"SELECT seq, terms FROM {table}_terms WHERE seq IN ({_marks(seqs)})", seqs).fetchall())
+            c.execute(f"DELETE FROM {table}_terms WHERE seq IN ({_marks(seqs)})", seqs)
             self._vec_delete(kind, seqs, group_id)
             c.execute(f"DELETE FROM {table} WHERE seq IN ({_marks(seqs)})", seqs)
 
@@ -378,9 +420,14 @@ class SQLiteStore(SQLStore):
                 seqs = [r[0] for r in c.execute(f"SELECT seq FROM {table} WHERE group_id = ?", (group_id,))]
                 counts[table] = len(seqs)
                 for chunk in chunks(seqs, self.CHUNK):
-                    c.execute(f"DELETE FROM {table}_fts WHERE rowid IN ({_marks(chunk)})", chunk)
+                    c.execute(f"DELETE FROM {table}_terms WHERE seq IN ({_marks(chunk)})", chunk)
                     self._vec_delete(kind, chunk, group_id)
                 c.execute(f"DELETE FROM {table} WHERE group_id = ?", (group_id,))
+                # the group's postings: every term starting with its token (fixed width), one range of the key
+                token = group_token(group_id)
+                c.execute(f"DELETE FROM {table}_postings WHERE term >= ? AND term < ?",
+                          (token, token[:-1] + chr(ord(token[-1]) + 1)))
+            c.execute("DELETE FROM fts_stats WHERE group_id = ?", (group_id,))
             for kind in TABLE:
                 self._forget_counts(kind, group_id)
             self._vector_counts.pop(("block", group_id))
@@ -400,20 +447,57 @@ class SQLiteStore(SQLStore):
 
     def fulltext(self, kind: SearchKind, group_ids: Sequence[str], query: str, limit: int,
                  time: TimeFilter | None = None) -> list[Hit]:
-        """BM25 over the groups' own term spaces; best first (score = -bm25)."""
+        """BM25 (FTS5's formula, k1=1.2, b=0.75) over the groups' own term spaces, with each group's own number
+        of records and mean length (``fts_stats``): one group's ranking does not depend on another's rows, and
+        the scores are PostgreSQL's. Summed over the query terms' postings; best first, ties in insertion order."""
         table = TABLE[kind]
+        groups = list(dict.fromkeys(group_ids))
         terms: list[str] = []
-        for gid in dict.fromkeys(group_ids):
+        for gid in groups:
             terms += self._query_terms(gid, query)
+        if not terms or limit <= 0:
+            return []
+        stats: dict[str, tuple[int, int]] = {}
+        for g, docs, tokens, gen in self.conn.execute(
+                f"SELECT group_id, docs, tokens, gen FROM fts_stats WHERE kind = ? AND group_id IN ({_marks(groups)}) "
+                "AND docs > 0", (kind, *groups)):
+            stats[g] = (docs, tokens)
+            key = (table, group_token(g))
+            if self._df_gens.get(key) != gen:  # written since (by any process): its cached frequencies go
+                self._df_cache.forget(key)
+                self._df_gens.put(key, gen)
+        if not stats:
+            return []
+        df = self._term_docs(table, terms)
+        terms = self._informative_terms([t for t in terms if df.get(t)], df, sum(d for d, _ in stats.values()))
         if not terms:
             return []
-        terms = self._informative_terms(table, terms, group_ids)
-        match = " OR ".join(f'"{t}"' for t in terms)
+        by_token = {group_token(g): st for g, st in stats.items()}
+        scored_terms: list[Any] = []
+        for t in terms:
+            docs, tokens = by_token.get(t[:GROUP_TOKEN_LEN], (0, 0))
+            if not docs:
+                continue
+            idf = math.log((docs - df[t] + 0.5) / (df[t] + 0.5))
+            scored_terms += [t, idf if idf > 0 else 1e-6, max(tokens / docs, 1e-9)]
+        if not scored_terms:
+            return []
+        n = len(scored_terms) // 3
+        # each term's postings (the (term, seq) key), its idf and its group's mean length; the expression is
+        # PostgreSQL's, term for term
+        scored = (f"WITH q(term, idf, avgdl) AS (VALUES {','.join(['(?,?,?)'] * n)}) "
+                  f"SELECT p.seq, SUM(q.idf * (p.tf * {BM25_K1 + 1}) / (p.tf + {BM25_K1} * ({1 - BM25_B} + "
+                  f"{BM25_B} * p.len / q.avgdl))) AS score FROM q JOIN {table}_postings p ON p.term = q.term "
+                  "GROUP BY p.seq ORDER BY score DESC, p.seq LIMIT ?")
         extra, params = self._kind_filter(kind, "x", time)
-        sql = (f"SELECT x.id, -s.rank FROM (SELECT rowid, rank FROM {table}_fts WHERE {table}_fts MATCH ? "
-               f"ORDER BY rank LIMIT ?) s JOIN {table} x ON x.seq = s.rowid WHERE x.group_id IN ({_marks(group_ids)})"
-               f"{extra} ORDER BY s.rank LIMIT ?")
-        rows = self._fetch(sql, (match, limit * 4 + 20, *group_ids, *params, limit))
+        sql = (f"SELECT x.id, s.score FROM ({scored}) s JOIN {table} x ON x.seq = s.seq "
+               f"WHERE x.group_id IN ({_marks(groups)}){extra} ORDER BY s.score DESC, s.seq LIMIT ?")
+        # the best few held to the kind's filter (facts by time, entities not deleted); when it leaves fewer than
+        # ``limit`` of them, again over every candidate (the same results as filtering first)
+        pool = limit * 4 + 20
+        rows = self._fetch(sql, (*scored_terms, pool, *groups, *params, limit))
+        if len(rows) < limit:
+            rows = self._fetch(sql, (*scored_terms, -1, *groups, *params, limit))
         return [Hit(r[0], float(r[1])) for r in rows]
 
     def _query_terms(self, group_id: str, query: str) -> list[str]:
@@ -426,9 +510,9 @@ class SQLiteStore(SQLStore):
             self._terms_cache.put(key, found)
         return list(found)
 
-    def _informative_terms(self, table: str, terms: list[str], group_ids: Sequence[str]) -> list[str]:
-        if len(terms) < 2:
-            return terms
+    def _term_docs(self, table: str, terms: list[str]) -> dict[str, int]:
+        """Number of records holding each term (terms carry their group's token: per group), cached between
+        writes (``fulltext`` drops a group's entries when its ``fts_stats.gen`` moved)."""
         df: dict[str, int] = {}
         missing: list[str] = []
         for t in terms:
@@ -437,27 +521,22 @@ class SQLiteStore(SQLStore):
                 missing.append(t)
             else:
                 df[t] = cached
-        if missing:  # fts5vocab walks each term's doclist: worth caching between writes
+        if missing:
             found = dict(self.conn.execute(
-                f"SELECT term, doc FROM {table}_fts_vocab WHERE term IN ({_marks(missing)})", missing).fetchall())
+                f"SELECT term, COUNT(*) FROM {table}_postings WHERE term IN ({_marks(missing)}) GROUP BY term",
+                missing).fetchall())
             for t in missing:
-                self._df_cache.put((table, t[:GROUP_TOKEN_LEN]), t, found.get(t, 0))
-                if t in found:
-                    df[t] = found[t]
-        present = [t for t in terms if t in df]
-        if not present:
-            return terms
-        rows = sum(self._row_count(table, g) for g in dict.fromkeys(group_ids))
+                df[t] = found.get(t, 0)
+                self._df_cache.put((table, t[:GROUP_TOKEN_LEN]), t, df[t])
+        return df
+
+    def _informative_terms(self, present: list[str], df: dict[str, int], rows: int) -> list[str]:
+        """The query terms held by few enough of the groups' ``rows`` records; the rarest one if none is."""
+        if len(present) < 2:
+            return present
         ceiling = max(self.COMMON_TERM_MIN_DOCS, self.COMMON_TERM_SHARE * rows)
         rare = [t for t in present if df[t] <= ceiling]
         return rare or [min(present, key=lambda t: df[t])]
-
-    def _row_count(self, table: str, group_id: str) -> int:
-        n = self._row_counts.get((table, group_id))
-        if n is None:
-            n = self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE group_id = ?", (group_id,)).fetchone()[0]
-            self._row_counts.put((table, group_id), n)
-        return n
 
     def vector(self, kind: SearchKind, group_ids: Sequence[str], embedding: np.ndarray, limit: int,
                time: TimeFilter | None = None) -> list[Hit]:

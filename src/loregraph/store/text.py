@@ -27,6 +27,7 @@ GROUP_TOKEN_LEN = 13
 # it). PostgreSQL refuses a tsvector lexeme over 2047 bytes, which made a record with one ~2,000-character word
 # fail to index forever; 100 characters is at most 400 bytes of UTF-8 and no real word is longer.
 MAX_TERM_CHARS = 100
+BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults, PostgreSQL's store too
 
 
 @lru_cache(maxsize=4096)
