@@ -4,8 +4,8 @@ Same logical schema as the SQLite store; what both share lives in ``loregraph.st
 group-prefixed, stemmed terms of ``loregraph.store.text`` in a tsvector and one posting per (record, term)
 (``fts_postings``: term frequency, record length, insertion order); a query's BM25 is summed over its terms'
 posting lists with the group's statistics (``fts_stats``, ``fts_terms``), all three kept by the store in its write
-transactions, so ranking follows SQLite's FTS5 ``bm25()`` (ties in insertion order, as FTS5's rowid order); the
-one difference is that N and the average document length are per group here (global in FTS5). Vector search is
+transactions; the SQLite store keeps the same postings and per-group statistics, so both rank alike (FTS5's
+``bm25()`` formula with each group's own N and mean length; ties in insertion order). Vector search is
 exact kNN with pgvector's cosine distance within each group; past ``VECTORS_IN_MEMORY_MIN_ROWS`` rows of a kind a
 group's vectors are searched in this process's memory exactly as the SQLite store searches its large groups
 (``loregraph.store.vectors``: binary codes pick candidates, float16 rescoring ranks them), so both backends return
