@@ -14,7 +14,7 @@ from loregraph.extract.local.entity_types import assign_refs, type_mentions
 from loregraph.extract.local.kinds import KNOWS, PERSON
 from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
 from loregraph.extract.local.mentions import find_mentions
-from loregraph.extract.local.precision import gate
+from loregraph.extract.local.precision import evidenced, gate
 from loregraph.extract.local.relations import relate, relate_decision_heading, relate_finished
 from loregraph.extract.local.state import Clause, Parse
 from loregraph.extract.local.when import TimeWord, find_time_words
@@ -159,4 +159,5 @@ class LocalExtractor:
         p.out.relations = gate(p, origin)
         end_replaced_on_return(p)
         apply_supersede(p)
+        entities = evidenced(p, entities, p.out.relations, p.out.endings)
         return Extraction(entities=entities, relations=p.out.relations, endings=p.out.endings, notes=p.notes)
