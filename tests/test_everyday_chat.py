@@ -5,6 +5,7 @@ speaker is one node. Every sentence here was written for these tests."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -622,3 +623,51 @@ def test_a_name_only_the_name_finder_calls_an_organisation_needs_a_fact(ex: Loca
 def test_a_brand_named_by_its_kind_is_an_organisation(ex: LocalExtractor) -> None:
     x = ex.extract("I'm comparing outdoor brands like Fjellrev and Norrbotten.", ctx())
     assert ents(x).get("Fjellrev") == "organization"
+
+
+# ---- a time phrase dates what it belongs to (chat3) ----------------------------------------------
+
+
+def relation_to(x: Extraction, name: str) -> Any:
+    ref = next(e.ref for e in x.entities if e.name == name)
+    return next(r for r in x.relations if r.target == ref)
+
+
+def test_a_time_phrase_on_a_side_event_does_not_date_the_fact(ex: LocalExtractor) -> None:
+    x = ex.extract("That photo is from a cruise we took last year for my brother Tobias's wedding.", ctx())
+    assert relation_to(x, "Tobias").valid_at is None
+
+
+def test_a_past_time_of_another_clause_does_not_date_what_goes_on_now(ex: LocalExtractor) -> None:
+    x = ex.extract("I'm really getting into birdwatching — spotted a heron by the canal last Sunday!", ctx())
+    assert relation_to(x, "birdwatching").valid_at is None
+
+
+def test_a_time_phrase_before_a_dash_dates_the_news_after_it(ex: LocalExtractor) -> None:
+    x = ex.extract("On Monday, I got wonderful news - I'm finally in the art residency program I applied for!", ctx())
+    rel = next(r for r in x.relations if r.source == SPEAKER)
+    assert rel.valid_at is not None and rel.valid_at.date() == datetime(2024, 6, 10).date()
+    x = ex.extract("Yesterday I got the call: I'm officially in the mentoring program!", ctx())
+    rel = next(r for r in x.relations if r.source == SPEAKER)
+    assert rel.valid_at is not None and rel.valid_at.date() == datetime(2024, 6, 11).date()
+
+
+def test_finishing_ones_work_on_a_day_ends_it_that_day(ex: LocalExtractor) -> None:
+    x = ex.extract("Yay! I finally finished my first novel and mailed it off last Thursday.", ctx())
+    rel = next(r for r in x.relations if r.type == "WORKS_ON")
+    assert rel.invalid_at is not None and rel.invalid_at.date() == datetime(2024, 6, 6).date()
+
+
+def test_a_word_capitalised_by_its_place_is_not_a_product_spelled_otherwise(ex: LocalExtractor) -> None:
+    x = ex.extract("Enjoy the hills, Dave! Safe travels home.", ctx())
+    assert "SAFe" not in ents(x)
+
+
+def test_a_place_exclaimed_is_not_a_person_addressed(ex: LocalExtractor) -> None:
+    x = ex.extract("Oh, Portugal! I've always wanted to go there.", ctx())
+    assert "Portugal" not in ents(x) and x.relations == []
+
+
+def test_an_auxiliary_opening_a_question_is_not_part_of_the_name(ex: LocalExtractor) -> None:
+    x = ex.extract("Does Biscuit still chase the neighbour's cat?", ctx())
+    assert "Does Biscuit" not in ents(x)

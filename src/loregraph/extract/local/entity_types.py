@@ -140,7 +140,8 @@ def type_mentions(st: Parse) -> list[Mention]:
         greeted = any(t.lower_ in _TRUE_GREETINGS for t in doc[sent.start:m.start])
         closing = m.end >= sent.end - 1 or doc[m.end].text in ("!", ".", "?")
         if m.addressed and m.source == "cap" and m.ner in PLACE_LABELS | {"PRODUCT", "WORK_OF_ART", "NORP"} \
-                and not greeted and not (closing and doc[m.start - 1].text == "," and m.start > sent.start + 1):
+                and not greeted and (not (closing and doc[m.start - 1].text == "," and m.start > sent.start + 1)
+                                     or (m.ner in PLACE_LABELS and not first_name(m.name.split()[0]))):
             m.addressed = False  # "Oh, Italy!": a place exclaimed, not a person addressed
             m.votes[PERSON] = 0.0
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
@@ -217,6 +218,7 @@ def _kind_before(doc: Any, i: int) -> str:
     return ""
 
 
+_STATE_VERBS = frozenset({"be", "have", "become", "seem", "look", "sound", "feel", "remain", "stay"})
 _ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
 
 
@@ -224,7 +226,7 @@ def _acting_subject(st: Parse, m: Mention) -> bool:
     """The name is the subject of a verb of doing ("Fennimore coaches me", "Ysolde is redesigning X"), not of
     "is" ("Ratatouille is one of my favorites")."""
     tok = st.doc[m.end - 1]
-    return tok.dep_ == "nsubj" and tok.head.pos_ == "VERB" and tok.head.lemma_ != "be"
+    return tok.dep_ == "nsubj" and tok.head.pos_ == "VERB" and tok.head.lemma_ not in _STATE_VERBS
 
 
 def _taken_up_by_he_or_she(st: Parse, m: Mention) -> bool:

@@ -161,8 +161,9 @@ def find_mentions(st: Parse) -> list[Mention]:
         if j - i > 1 and tok.is_sent_start and tok.tag_ in ("VB", "VBG") and tok.pos_ == "VERB":
             i += 1  # "Meet Pickle, ...", "Learning German ...": a verb before the name
             continue
-        if j - i > 1 and tok.is_sent_start and tok.is_stop and tok.pos_ in ("CCONJ", "SCONJ", "ADV", "INTJ", "DET"):
-            i += 1  # "And LeBron is ...", "But Nora said ...": a function word opening the sentence
+        if j - i > 1 and tok.is_sent_start and tok.is_stop and tok.pos_ in ("CCONJ", "SCONJ", "ADV", "INTJ", "DET",
+                                                                           "AUX"):
+            i += 1  # "And LeBron is ...", "Does Max ...": a function word opening the sentence
             continue
         span = doc[i:j]
         if j < n and doc[j].text == "-" and not doc[j].whitespace_ and j + 1 < n and doc[j + 1].is_lower:
@@ -180,7 +181,8 @@ def find_mentions(st: Parse) -> list[Mention]:
         if sent_start and j - i == 1 and tok.lower_ in STOP_CAPS:
             i = j
             continue
-        if j - i == 1 and tok.is_stop and tok.is_title and not first_name(tok.text):
+        if j - i == 1 and tok.is_stop and tok.is_title and tok.pos_ not in ("PROPN", "NOUN") \
+                and not first_name(tok.text):
             i = j  # "Remember Jon, Just do it!": a function word capitalised, no name
             continue
         if st.in_time and any(st.in_time[k] for k in range(i, j)):
@@ -291,6 +293,9 @@ def _cased_evidence(doc: Any, span: Any, entry_name: str) -> bool:
     first = span[0]
     if first.i > 0 and doc[first.i - 1].like_num and not doc[first.i - 1].whitespace_:
         return False
+    if len(span) == 1 and first.is_sent_start and first.is_title and entry_name != first.text \
+            and entry_name.lower() == first.lower_ and not entry_name.istitle():
+        return False  # "Safe travels!": a word capitalised by its place, not SAFe
     return not (span.text.islower() and entry_name != entry_name.lower() and first.pos_ in _COMMON_WORD_POS)
 
 
