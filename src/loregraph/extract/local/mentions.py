@@ -126,6 +126,10 @@ def find_mentions(st: Parse) -> list[Mention]:
                 continue
             if span.text.lower() in PRONOUNS:
                 continue
+            if len(span) == 1 and i > 0 and is_capish(doc[i - 1]) and not doc[i - 1].is_sent_start \
+                    and doc[i - 1].pos_ == "PROPN" and lex.get(doc[i - 1].text) is None \
+                    and common_word(span.text.lower(), NOUN_ZIPF):
+                continue  # "Door Dash": an everyday word inside a longer name is not the product of that name
             if not _cased_evidence(doc, span, e.name):
                 continue  # "a safe home" is not SAFe; "5K" is not K
             if _counted_noun(doc, span) and ((span.text.islower() and (e.canonical or e.name) != (

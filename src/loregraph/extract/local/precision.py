@@ -169,8 +169,8 @@ def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[
     if r.type in _OWNED_TYPES:
         if r.source == SPEAKER and targets and all(someone_elses(st, m) for m in targets):
             return True
-        if r.type in (PREFERS, USES) and past_life(sent.text):
-            return True
+        if r.type in (PREFERS, USES, WORKS_ON) and past_life(sent.text) and r.invalid_at is None:
+            return True  # "as a kid I was into X", "thinking back to finishing my screenplay": not now
         if targets and all(fragment(st, m) for m in targets):
             return True
         if r.type == WORKS_ON and targets and all(finished_someone_elses_work(st, m) for m in targets):

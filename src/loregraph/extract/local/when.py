@@ -151,3 +151,17 @@ def continued_times(doc: Any, sent: Any, times: list[TimeWord]) -> list[TimeWord
         return []
     prev = last.sent
     return [w for w in times if prev.start_char <= w.start < prev.end_char]
+
+
+_PAST_TAGS = frozenset({"VBD"})
+
+
+def settle_tense(doc: Any, start: int, end: int, w: TimeWord, reference: datetime) -> TimeWord:
+    """A weekday or month read as future because the message speaks of the future elsewhere ("On Friday I got
+    news - next month I'm off"), in a clause told in the past tense ("I got"): the past one."""
+    if not w.future or w.when <= (reference if reference.tzinfo else reference.replace(tzinfo=UTC)):
+        return w
+    if not any(t.tag_ in _PAST_TAGS for t in doc[start:end]) or w.phrase.lower().split()[0] in _W["future_shifters"]:
+        return w
+    when = resolve_phrase(w.phrase, reference, future=False)
+    return TimeWord(w.start, w.end, w.phrase, when, False) if when is not None else w
