@@ -704,3 +704,13 @@ def test_a_weekday_in_a_past_tense_clause_is_past_even_if_the_message_plans_ahea
     x = ex.extract("On Monday I joined the Brackenford Chess Club! Next month I start competing.", ctx())
     rel = next(r for r in x.relations if r.type == "PART_OF")
     assert rel.valid_at is not None and rel.valid_at.date() == datetime(2024, 6, 10).date()
+
+
+def test_names_given_in_answer_to_a_question_about_pets_are_pets(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import PreviousEpisode
+
+    asked = PreviousEpisode(id="p1", content="So cute! What are your kittens' names?", valid_at=NOW)
+    x = ex.extract("Zuzu and Juno! They never stop playing.", ctx(previous_episodes=[asked]))
+    assert {e.name: (e.type, e.attributes.get("kind")) for e in x.entities} == {
+        "Zuzu": ("entity", "pet"), "Juno": ("entity", "pet")}
+    assert not [r for r in rels(x) if r[1] == "KNOWS"]

@@ -208,7 +208,27 @@ def type_mentions(st: Parse) -> list[Mention]:
         elif m.kind == "work":
             m.kind = ""
     _pets_listed_together(st)
+    _names_given_for_pets(st)
     return st.mentions
+
+
+def _names_given_for_pets(st: Parse) -> None:
+    """ "What are your pets' names?" — "Luna and Oliver!": names given, without a verb, in answer to a question
+    about the names of pets are pets (a name known from before as a person too)."""
+    if not st.ctx.previous_episodes:
+        return
+    asked = st.ctx.previous_episodes[-1].content.lower()
+    words = {w.strip(".,!?'’s") for w in asked.split()}
+    if "?" not in asked or not ({"name", "names"} & words) or not any(
+            w in PET_NOUNS or w.rstrip("s") in PET_NOUNS for w in words):
+        return
+    first = next(iter(st.doc.sents))
+    if any(t.pos_ in ("VERB", "AUX") for t in first):
+        return
+    for m in st.mentions:
+        if first.start <= m.start < first.end and not m.addressed and not m.role and (
+                m.type == PERSON or m.thin or (m.source == "cap" and not m.type and not m.place)):
+            m.type, m.kind, m.conf, m.rejected, m.thin = ENTITY, "pet", max(m.conf, 0.7), False, False
 
 
 def _kind_before(doc: Any, i: int) -> str:
