@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from loregraph.extract.base import ExtractedEntity
@@ -22,12 +23,16 @@ from loregraph.extract.local.words import (
     CREATIVE_HEADS,
     GREETING_WORDS,
     GROUP_HEADS,
+    HONORIFICS,
     HUMAN_AGENT_VERBS,
     LEAVE_VERBS,
+    MAKING_VERBS,
     NOUN_ZIPF,
+    OPENING_ZIPF,
     ORG_NOUNS,
     ORG_ROLE_NOUNS,
     ORG_SUFFIXES,
+    PEOPLE_NOUNS,
     PERSON_PRONOUNS,
     PERSON_SUBJ_VERBS,
     PET_ADJECTIVES,
@@ -45,8 +50,10 @@ from loregraph.extract.local.words import (
     TOOL_HEADS,
     USE_VERBS,
     WE_WORDS,
+    WORK_NOUNS,
     WORK_OF_HEADS,
     WORK_VERBS,
+    WORK_VERBS_OF_TITLES,
     common_word,
     first_name,
 )
@@ -88,6 +95,10 @@ def type_mentions(st: Parse) -> list[Mention]:
                            "rather than", "vs", "vs.", "versus", "/", "&"} or (
                     between == "to" and doc[a.start - 1].lower_ == "from" if a.start > 0 else False):
                 for m1, m2 in ((a, b), (b, a)):
+                    if m1.kind == "work" and m2.source == "cap" and between not in _VERSUS and not m2.kind \
+                            and not m2.votes.get(PERSON, 0) >= 1.0:
+                        m2.kind = "work"  # "strategy games like Civilization and Total War": both titles
+                        m2.vote(CONCEPT, 1.6)
                     t1 = best_type(m1.votes)
                     if t1 and m1.votes[t1] >= 0.8 and m2.source in ("cap", "np") \
                             and not m2.votes.get(t1):
@@ -130,7 +141,8 @@ def type_mentions(st: Parse) -> list[Mention]:
         greeted = any(t.lower_ in _TRUE_GREETINGS for t in doc[sent.start:m.start])
         closing = m.end >= sent.end - 1 or doc[m.end].text in ("!", ".", "?")
         if m.addressed and m.source == "cap" and m.ner in PLACE_LABELS | {"PRODUCT", "WORK_OF_ART", "NORP"} \
-                and not greeted and not (closing and doc[m.start - 1].text == "," and m.start > sent.start + 1):
+                and not greeted and (not (closing and doc[m.start - 1].text == "," and m.start > sent.start + 1)
+                                     or (m.ner in PLACE_LABELS and not first_name(m.name.split()[0]))):
             m.addressed = False  # "Oh, Italy!": a place exclaimed, not a person addressed
             m.votes[PERSON] = 0.0
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
@@ -157,6 +169,30 @@ def type_mentions(st: Parse) -> list[Mention]:
         score = m.votes[t]
         if score < 0.3:
             continue
+        if m.source == "cap" and not m.addressed and not m.role and m.end - m.start == 1 and m.kind != "work" \
+                and _names_only_a_noun(st, m):
+            m.rejected = True
+            continue  # "the Pride fest", "Marley flooring": a capital that qualifies a common noun names no entity
+        if m.source == "cap" and m.weak and m.end - m.start == 1 and not m.addressed and not m.role \
+                and score < 1.0 and not (t == PERSON and first_name(m.name)) and not camel(m.name) \
+                and (common_word(doc[m.start].lower_, OPENING_ZIPF) or doc[m.start].lower_.endswith("ing")):
+            m.rejected = True
+            continue  # "Clay is incredible.", "Kickboxing is ...": an everyday word or a gerund opening a sentence,
+            # with only the name finder's guess behind it (a given name is a person's)
+        if m.source == "cap" and t == PERSON and score < 1.0 and not m.addressed and not m.role \
+                and not first_name(m.name.split()[0]) and m.name.split()[0].rstrip(".").lower() not in HONORIFICS \
+                and not _taken_up_by_he_or_she(st, m) \
+                and not ((m.start > 0 and doc[m.start - 1].lower_ in {"by"} | HONORIFICS)
+                         or (m.start > 1 and doc[m.start - 1].text == "." and doc[m.start - 2].lower_ in HONORIFICS)) \
+                and not _acting_subject(st, m):
+            m.rejected = True  # "Ratatouille", "Shibuya Crossing", "Overcooked 2": the name finder alone calls
+            continue  # them persons; a person needs a given name, a he/she after, an author's "by", a role
+        if m.source == "cap" and t == ORGANIZATION and score < 0.5 and not m.role:
+            m.thin = True  # "the Perseid meteor shower", "Nuuk", "Nils Frahm": the name finder alone calls them
+            # organisations; without a cue ("at X", "X Inc", "brands like X") only a fact about it keeps it
+        if m.source == "cap" and _ACRONYM_PLURAL.match(m.name):
+            m.rejected = True  # "RPGs", "DIYs": a kind of thing in the plural, no name
+            continue
         if m.source == "cap" and not m.addressed and not m.role and m.end - m.start == 1:
             if t == PERSON and score < 1.5 and common_word(doc[m.start].lower_, NOUN_ZIPF) \
                     and not first_name(doc[m.start].text) \
@@ -167,14 +203,67 @@ def type_mentions(st: Parse) -> list[Mention]:
                 continue  # "I love the Miami vibe", "perform in Boston": a place, weakly voted a tool
         m.type = t
         m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
-        if m.source != "candidate" and t == PERSON and _pet(st, m):
+        if t == PERSON and _pet(st, m):
             m.type, m.kind, m.role = ENTITY, "pet", ""  # "my pup Ned", "my furry friend Daisy": not a person
+            # (a name known from before as a person, called a pet here, is no person known either)
         if m.kind == "work" and m.source == "cap" and t == CONCEPT:
             m.type = ENTITY  # a title: a book, a film, a game (not "my thesis is 'X'": a project)
         elif m.kind == "work":
             m.kind = ""
     _pets_listed_together(st)
+    _names_given_for_pets(st)
     return st.mentions
+
+
+def _names_given_for_pets(st: Parse) -> None:
+    """ "What are your pets' names?" — "Luna and Oliver!": names given, without a verb, in answer to a question
+    about the names of pets are pets (a name known from before as a person too)."""
+    if not st.ctx.previous_episodes:
+        return
+    asked = st.ctx.previous_episodes[-1].content.lower()
+    words = {w.strip(".,!?'’s") for w in asked.split()}
+    if "?" not in asked or not ({"name", "names"} & words) or not any(
+            w in PET_NOUNS or w.rstrip("s") in PET_NOUNS for w in words):
+        return
+    first = next(iter(st.doc.sents))
+    if any(t.pos_ in ("VERB", "AUX") for t in first):
+        return
+    for m in st.mentions:
+        if first.start <= m.start < first.end and not m.addressed and not m.role and (
+                m.type == PERSON or m.thin or (m.source == "cap" and not m.type and not m.place)):
+            m.type, m.kind, m.conf, m.rejected, m.thin = ENTITY, "pet", max(m.conf, 0.7), False, False
+
+
+def _kind_before(doc: Any, i: int) -> str:
+    """The lemma of the kind noun in "<kind>s like X" / "<kind>s such as X" before token ``i`` ("" if none)."""
+    if i >= 2 and doc[i - 1].lower_ == "like":
+        return str(doc[i - 2].lemma_.lower())
+    if i >= 3 and doc[i - 2].lower_ == "such" and doc[i - 1].lower_ == "as":
+        return str(doc[i - 3].lemma_.lower())
+    return ""
+
+
+_VERSUS = frozenset({"vs", "vs.", "v", "v.", "versus", "against"})
+_STATE_VERBS = frozenset({"be", "have", "become", "seem", "look", "sound", "feel", "remain", "stay"})
+_ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
+
+
+def _acting_subject(st: Parse, m: Mention) -> bool:
+    """The name is the subject of a verb of doing ("Fennimore coaches me", "Ysolde is redesigning X"), not of
+    "is" ("Ratatouille is one of my favorites")."""
+    tok = st.doc[m.end - 1]
+    return tok.dep_ == "nsubj" and tok.head.pos_ == "VERB" and tok.head.lemma_ not in _STATE_VERBS
+
+
+def _taken_up_by_he_or_she(st: Parse, m: Mention) -> bool:
+    """A he/she/him/her later in the message, with no other person named in between ("Cash left, so he ...")."""
+    doc = st.doc
+    for t in doc[m.end:]:
+        if st.at[t.i] != -1 and st.mentions[st.at[t.i]].votes.get(PERSON, 0.0) >= 0.45:
+            return False
+        if t.lower_ in PERSON_PRONOUNS:
+            return True
+    return False
 
 
 def _pets_listed_together(st: Parse) -> None:
@@ -192,6 +281,22 @@ def _pets_listed_together(st: Parse) -> None:
                 if pet.kind == "pet" and other.type in (PERSON, "") and other.source == "cap" and not other.role \
                         and not other.addressed and not other.is_speaker:
                     other.type, other.kind, other.conf = ENTITY, "pet", max(other.conf, 0.7)
+
+
+_NAMED_HEADS = (PROJECT_HEADS | TEAM_HEADS | TOOL_HEADS | WORK_OF_HEADS | PLACE_HEADS | ORG_NOUNS | GROUP_HEADS
+                | PROJECT_APPOS_HEADS | ROLE_NOUNS | PET_NOUNS | ORG_SUFFIXES)
+
+
+def _names_only_a_noun(st: Parse, m: Mention) -> bool:
+    """A lone capitalised word that only qualifies a lower-case common noun of no named kind ("the Pride fest",
+    "Marley flooring", "a Miami vibe"): what is talked of is the noun's thing, and the word alone names nothing."""
+    tok = st.doc[m.start]
+    head = tok.head
+    if tok.text.isupper():
+        return False  # "the SDR pool", "the HR team": an acronym is a name
+    return bool(tok.dep_ in ("compound", "amod", "nmod") and head.i == m.end and head.pos_ == "NOUN"
+                and head.is_lower and st.at[head.i] == -1 and head.lower_ not in _NAMED_HEADS
+                and head.lemma_.lower() not in _NAMED_HEADS and st.lex.get(tok.text) is None)
 
 
 def _own_work_title(st: Parse, m: Mention) -> bool:
@@ -217,9 +322,12 @@ def _pet(st: Parse, m: Mention) -> bool:
     if after[:1] == [","] and any(w in PET_NOUNS for w in after[1:4]) \
             and any(w in ("my", "our", "a") for w in after[1:3]):
         return True  # "Toby, my puppy"
-    named = before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"], ["name", "is"], ["called", "him"],
-                            ["called", "her"]) or before[-1:] == ["named"]
-    return named and any(t.lower_ in PET_NOUNS for t in doc)
+    if before[-1:] in (["named"], ["called"]) and any(w in PET_NOUNS for w in before[:-1]):
+        return True  # "another puppy called Pixie"
+    named = before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"], ["name", "is"], ["name", "'s"],
+                            ["name", "’s"], ["called", "him"], ["called", "her"], ["this", "is"], ["names", "are"],
+                            ["meet", "my"]) or before[-1:] == ["named"]
+    return named and any(t.lower_ in PET_NOUNS or t.lemma_.lower() in PET_NOUNS for t in doc)
 
 
 def _context_votes(st: Parse, m: Mention) -> None:
@@ -238,9 +346,14 @@ def _context_votes(st: Parse, m: Mention) -> None:
         return
     # a title before a kind of work: "a Valorant tournament", "the Witcher games"
     if m.source == "cap" and nxt is not None and nxt.lower_ in WORK_OF_HEADS and last not in ORG_SUFFIXES \
-            and not (prev is not None and prev.lower_ in ("'s", "’s")):
+            and not (prev is not None and prev.lower_ in {"'s", "’s"} | _VERSUS) \
+            and not (len(words) == 1 and common_word(last, NOUN_ZIPF)):  # not "Liverpool vs Chelsea match", "TV"
         m.kind = "work"
         m.vote(CONCEPT, 0.8)
+    if m.source == "cap" and _work_cue(st, m):
+        m.kind = "work"  # "the game Catan", "a film called X", "we played Overwatch": a title of a work
+        m.vote(CONCEPT, 1.6)
+        return
     # org suffix
     if m.source == "cap" and len(words) >= 2 and last in ORG_SUFFIXES:
         m.vote(ORGANIZATION, 2.0)
@@ -258,10 +371,13 @@ def _context_votes(st: Parse, m: Mention) -> None:
                        "extension", "editor", "ide", "sdk", "crate", "gem", "cli"} for t in ante[-3:]):
             m.vote(TOOL, 1.0)
         elif any(t in {"guy", "woman", "man", "person", "girl", "boy", "friend", "someone", "engineer",
-                       "developer", "designer", "colleague"} for t in ante[-3:]):
-            m.vote(PERSON, 1.0)
-        else:
-            m.vote(PROJECT, 0.9)  # "a rewrite of the booking flow called Skylark"
+                       "developer", "designer", "colleague"} | ROLE_NOUNS | PEOPLE_NOUNS for t in ante[-3:]) \
+                or (m.end - m.start == 1 and first_name(m.name) and not any(t in PET_NOUNS for t in ante)):
+            m.vote(PERSON, 1.0)  # "a veteran named Samuel": a person by the noun or by a given name
+        elif not (prev2 is not None and prev2.lemma_ == "be" and i >= 3
+                  and doc[i - 3].lower_ in ("they", "these", "those")):
+            m.vote(PROJECT, 0.9)  # "a rewrite of the booking flow called Skylark", "it's called X" (not "they're
+            # called X": a kind of thing named, plural, as flowers or breeds are)
     if nxt is not None and nxt.lower_ in PROJECT_HEADS and m.source == "cap":
         m.vote(PROJECT, 1.2)
     if nxt is not None and nxt.lower_ in TEAM_HEADS and m.source == "cap":
@@ -272,6 +388,9 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(TOOL, 0.7)
     # apposition / copula with a project noun: "Orion, our billing app", "X is a ... app"
     ap = _appos_head(st, m)
+    if ap is not None and m.source == "cap" and ap.lower_ in PLACE_HEADS:
+        m.place = True  # "Woodhaven, a small town", "X is a great trail": a place
+        return
     if ap is not None:
         if ap.lower_ in PROJECT_APPOS_HEADS:
             own = any(t.lower_ in WE_WORDS | SPEAKER_WORDS for t in ap.children)
@@ -280,8 +399,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
         if ap.lower_ in ROLE_NOUNS:
             m.vote(PERSON, 1.3)
             m.role = m.role or ap.lower_
-        if ap.lower_ in ORG_NOUNS:
-            m.vote(ORGANIZATION, 1.4)
+        if ap.lower_ in ORG_NOUNS and any(c.dep_ in ("det", "poss") for c in ap.children):
+            m.vote(ORGANIZATION, 1.4)  # "X is a startup", not "pets are great company"
     # role noun right in front: "my colleague Ingrid", "our designer Maya"
     if prev is not None and prev.lower_ in ROLE_NOUNS and m.source in ("cap", "candidate", "lexicon"):
         poss = [t for t in prev.children if t.dep_ == "poss"] or ([prev2] if prev2 is not None else [])
@@ -295,6 +414,14 @@ def _context_votes(st: Parse, m: Mention) -> None:
             and m.source in ("cap", "candidate", "lexicon") and _possessed_by_speaker(prev2):
         m.vote(PERSON, 1.5)
         m.role = prev2.lower_
+    # "sports brands like X", "companies such as X": an organisation by its kind
+    if m.source == "cap" and _kind_before(doc, i) in ORG_NOUNS | {"brand", "company", "label", "chain"}:
+        m.vote(ORGANIZATION, 1.0)
+    # "an agency in Lisbon, X": an organisation noun set before the name by a comma
+    if prev is not None and prev.text == "," and m.source == "cap" and m.end - m.start >= 2:
+        lead = [t for t in doc[max(doc[i].sent.start, i - 5):i - 1]]
+        if any(t.lower_ in ORG_NOUNS and any(c.dep_ == "det" for c in t.children) for t in lead):
+            m.vote(ORGANIZATION, 1.0)
     # "a friend of mine, X"
     if prev is not None and prev.text == "," and i >= 4 and doc[i - 2].lower_ in ("mine", "ours") \
             and doc[i - 3].lower_ == "of" and doc[i - 4].lower_ in ROLE_NOUNS and m.source in ("cap", "candidate"):
@@ -417,6 +544,38 @@ def _context_votes(st: Parse, m: Mention) -> None:
     # "prefer X" where nothing else says: any non-person
     if m.source == "cap" and gov is not None and glem in PREFER_VERBS and gov.i < i:
         m.vote(TOOL, 0.3)
+
+
+def _work_cue(st: Parse, m: Mention) -> bool:
+    """The capitalised name is the title of a book, film, game, show or song: a work noun names it ("the game
+    Catan", "a movie called X", "X is a great co-op game", "books like X") or a verb of playing, watching,
+    reading or listening takes it as its object ("we played Overwatch", "I'm reading X")."""
+    doc = st.doc
+    root = doc[m.end - 1]
+    if root.dep_ in ("dobj", "appos") and lemma(root.head) in MAKING_VERBS | {"co-write", "co-author"}:
+        return False  # "Petra and I are co-writing Night Ferry, a novel": the speaker's own work, a project
+    before = [t.lower_ for t in doc[max(doc[m.start].sent.start, m.start - 4):m.start]]
+    if before[-1:] in (["called"], ["named"], ["titled"]) and any(w in WORK_NOUNS for w in before[:-1]):
+        return True
+    if doc[m.start].is_stop:
+        return False  # "the appointment book AND reminders": a word, not a title
+    prev = doc[m.start - 1] if m.start > 0 else None
+    if prev is not None and prev.lower_ in WORK_NOUNS and any(c.dep_ == "det" for c in prev.children):
+        return True  # "this game Catan", "the film Heat"
+    if before[-2:] in [[w, "like"] for w in WORK_NOUNS]:
+        return True  # "board games like Hexmoor"
+    ap = _appos_head(st, m)
+    if ap is not None and ap.lower_ in WORK_NOUNS:
+        own = lemma(ap.head) in MAKING_VERBS | {"run", "start", "launch", "host"} or any(
+            c.dep_ == "poss" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in ap.children)
+        return not own  # "we run a small podcast, Drift Notes": the speaker's own work, a project
+    tok = next((t for t in doc[m.start:m.end] if not m.start <= t.head.i < m.end), doc[m.end - 1])
+    while tok.dep_ == "conj" and tok.head.i != tok.i:
+        tok = tok.head  # "played Overwatch and Apex Legends"
+    if tok.dep_ == "dobj" and lemma(tok.head) in WORK_VERBS_OF_TITLES \
+            and not (m.end - m.start == 1 and common_word(doc[m.start].lower_, NOUN_ZIPF)):
+        return not any(t.lower_ in PET_NOUNS | PEOPLE_NOUNS for t in doc[m.start].sent)  # not "watch TV"
+    return False
 
 
 def _appos_head(st: Parse, m: Mention) -> Any:

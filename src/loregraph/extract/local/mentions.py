@@ -30,6 +30,7 @@ from loregraph.extract.local.words import (
     HONORIFICS,
     INTEREST_PAIRS,
     INTERJECTIONS,
+    NOUN_ZIPF,
     ORG_OF_HEADS,
     ORG_SUFFIXES,
     PEOPLE_NOUNS,
@@ -38,6 +39,7 @@ from loregraph.extract.local.words import (
     PROJECT_APPOS_HEADS,
     PROJECT_HEADS,
     PRONOUNS,
+    QUALITY_ADJ_SUFFIXES,
     ROLE_NOUNS,
     SHORT_NAME_ZIPF,
     STOP_CAPS,
@@ -46,6 +48,7 @@ from loregraph.extract.local.words import (
     WORK_VERBS,
     code_name,
     common_word,
+    first_name,
 )
 
 
@@ -123,8 +126,16 @@ def find_mentions(st: Parse) -> list[Mention]:
                 continue
             if span.text.lower() in PRONOUNS:
                 continue
+            if len(span) == 1 and i > 0 and is_capish(doc[i - 1]) and not doc[i - 1].is_sent_start \
+                    and doc[i - 1].pos_ == "PROPN" and lex.get(doc[i - 1].text) is None \
+                    and common_word(span.text.lower(), NOUN_ZIPF):
+                continue  # "Door Dash": an everyday word inside a longer name is not the product of that name
             if not _cased_evidence(doc, span, e.name):
                 continue  # "a safe home" is not SAFe; "5K" is not K
+            if _counted_noun(doc, span) and ((span.text.islower() and (e.canonical or e.name) != (
+                    e.canonical or e.name).lower()) or (common_word(span.text.lower(), NOUN_ZIPF) and (
+                    j >= n or doc[j].pos_ not in ("NOUN", "PROPN")))):
+                continue  # "something from a storybook": a counted common noun, not the product Storybook
             canonical = e.canonical or e.name  # "k8s" -> Kubernetes, "Postgres" -> PostgreSQL
             m = Mention(i, j, canonical, source="lexicon",
                         aliases=[a for a in (e.name, *e.aliases) if a != canonical], ambiguous=e.ambiguous)
@@ -151,8 +162,12 @@ def find_mentions(st: Parse) -> list[Mention]:
             i += 1  # "CTO Elena", "Project Heron": the role/kind word is not part of the name
             continue
         j = _extend_caps(doc, i + 1)
-        if j - i > 1 and tok.is_sent_start and tok.tag_ == "VB" and tok.pos_ == "VERB":
-            i += 1  # "Meet Pickle, ...": an imperative verb before the name
+        if j - i > 1 and tok.is_sent_start and tok.tag_ in ("VB", "VBG") and tok.pos_ == "VERB":
+            i += 1  # "Meet Pickle, ...", "Learning German ...": a verb before the name
+            continue
+        if j - i > 1 and tok.is_sent_start and tok.is_stop and tok.pos_ in ("CCONJ", "SCONJ", "ADV", "INTJ", "DET",
+                                                                           "AUX"):
+            i += 1  # "And LeBron is ...", "Does Max ...": a function word opening the sentence
             continue
         span = doc[i:j]
         if j < n and doc[j].text == "-" and not doc[j].whitespace_ and j + 1 < n and doc[j + 1].is_lower:
@@ -170,11 +185,20 @@ def find_mentions(st: Parse) -> list[Mention]:
         if sent_start and j - i == 1 and tok.lower_ in STOP_CAPS:
             i = j
             continue
+        if j - i == 1 and tok.is_stop and tok.is_title and tok.pos_ not in ("PROPN", "NOUN") \
+                and not first_name(tok.text):
+            i = j  # "Remember Jon, Just do it!": a function word capitalised, no name
+            continue
         if st.in_time and any(st.in_time[k] for k in range(i, j)):
             i = j  # "Last Fri", "Next Month": a date phrase, not a name
             continue
         if doc[j - 1].lower_ in ROLE_NOUNS and i > 0 and doc[i - 1].lower_ in ("a", "an", "as"):
             i = j  # "a job as a Financial Analyst": a role written with capitals
+            continue
+        if j - i == 1 and _counted_noun(doc, span) and not _quoted(doc, i, j) \
+                and (j >= n or doc[j].pos_ not in ("NOUN", "PROPN")) \
+                and not (j < n and doc[j].lower_ in ("called", "named")) and lex.get(span.text) is None:
+            i = j  # "some giant LSP", "a Ferrari": a counted thing, not the one named so (not "a Jetson Orin")
             continue
         m = Mention(i, j, span.text, source="cap")
         if _quoted(doc, i, j):
@@ -187,7 +211,7 @@ def find_mentions(st: Parse) -> list[Mention]:
             m.vote(PERSON, 1.6)  # "Hey Nate, ...", "Thanks for the tip, Caroline."
         elif sent_start and j - i == 1 and not camel(tok.text):
             m.weak = True  # a capital at a sentence start says nothing: the name needs other evidence
-        joined = any(t.text in ("&", "'s", "’s") or t.lower_ == "of" for t in span[1:-1])
+        joined = any(t.text in ("&", "'s", "’s", ":") or t.lower_ == "of" for t in span[1:-1])
         spans.append((1 if joined else 2, i, j, m))  # "Marks & Spencer" beats a listed "Marks"
         i = j
 
@@ -273,7 +297,22 @@ def _cased_evidence(doc: Any, span: Any, entry_name: str) -> bool:
     first = span[0]
     if first.i > 0 and doc[first.i - 1].like_num and not doc[first.i - 1].whitespace_:
         return False
+    if len(span) == 1 and first.is_sent_start and first.is_title and entry_name != first.text \
+            and entry_name.lower() == first.lower_ and not entry_name.istitle():
+        return False  # "Safe travels!": a word capitalised by its place, not SAFe
     return not (span.text.islower() and entry_name != entry_name.lower() and first.pos_ in _COMMON_WORD_POS)
+
+
+_COUNTING_DETS = frozenset({"a", "an", "another", "every", "each", "some", "any", "no"})
+
+
+def _counted_noun(doc: Any, span: Any) -> bool:
+    """A lower-case word counted by an article or quantifier ("a storybook", "another notion", "every slack
+    moment"): a common noun; product names are not counted."""
+    k = span[0].i - 1
+    while k >= 0 and doc[k].pos_ == "ADJ":
+        k -= 1
+    return k >= 0 and doc[k].lower_ in _COUNTING_DETS
 
 
 _LENGTHENED = re.compile(r"([a-z])\1\1")  # "Sooo", "Awww", "Yesss": a word stretched for feeling
@@ -410,6 +449,7 @@ def _extend_caps(doc: Any, j: int) -> int:
     "<Org word> of <Name>" ("University of Leeds"), "&" ("Marks & Spencer") and a hyphen between capitalised
     words ("Lopez-Ruiz")."""
     n = len(doc)
+    start = j - 1
     while j < n:
         t = doc[j]
         if is_capish(t) and t.lower_ not in PRONOUNS and doc[j - 1].text not in {"'s", "’s"} \
@@ -417,6 +457,10 @@ def _extend_caps(doc: Any, j: int) -> int:
             j += 1
             continue
         nxt = doc[j + 1] if j + 1 < n else None
+        if t.lower_ == "of" and nxt is not None and nxt.lower_ == "the" and j + 2 < n and is_capish(doc[j + 2]) \
+                and doc[j + 2].lower_ not in PRONOUNS and doc[j - 1].lower_ not in ROLE_NOUNS:
+            j += 3  # "Lord of the Rings", "The Name of the Wind": a title is one name, not "Lord" and "Rings"
+            continue
         if nxt is None or not is_capish(nxt) or nxt.lower_ in PRONOUNS or nxt.lower_ in STOP_CAPS:
             break
         if t.text in ("'s", "’s") and nxt.lower_ in ORG_SUFFIXES and (j + 2 >= n or not is_capish(doc[j + 2])):
@@ -424,6 +468,13 @@ def _extend_caps(doc: Any, j: int) -> int:
             continue
         if t.lower_ == "of" and doc[j - 1].lower_ in ORG_OF_HEADS:
             j += 2
+            continue
+        if t.lower_ == "of" and doc[j - 1].lower_ not in ROLE_NOUNS:
+            j += 2  # "Cliffs of Moher", "House of Blues": one name, not two
+            continue
+        if t.text == ":" and not doc[j - 1].whitespace_ and j + 1 < n and nxt.text[:1].isupper() \
+                and nxt.is_alpha and nxt.lower_ not in PRONOUNS and (not t.whitespace_ or j - start >= 2):
+            j += 2  # "Monster Hunter: World", "CS:GO": a subtitle is part of the title (not "iOS: SwiftUI")
             continue
         if t.text == "&":
             j += 2
@@ -434,6 +485,13 @@ def _extend_caps(doc: Any, j: int) -> int:
             continue
         break
     return j
+
+
+def _quality_adjective(t: Any) -> bool:
+    """An adjective that praises or describes rather than classifies ("a supportive team", "a helpful group",
+    "an amazing crew"): it names no particular group."""
+    low = t.lower_
+    return low in EVALUATIVE_ADJ or low in GENERIC_ADJ or low.endswith(QUALITY_ADJ_SUFFIXES)
 
 
 _MAKE_VERBS = frozenset({"work", "write", "paint", "draw", "knit", "sew", "build", "make", "start", "edit", "draft",
@@ -488,6 +546,9 @@ def _code_name_mention(st: Parse, i: int) -> Mention | None:
     if not code_name(tok.text) or tok.dep_ not in _CODE_NAME_DEPS or tok.pos_ in ("ADJ", "ADV", "VERB") \
             or st.lex.get(tok.text) is not None:
         return None
+    if any((c.dep_ == "det" and c.lower_ in _COUNTING_DETS) or c.dep_ in ("amod", "advmod") for c in tok.children) \
+            or (i > 0 and st.doc[i - 1].pos_ == "ADV"):
+        return None  # "a natural soul-soother", "kinda nerve-wracking": an English compound, modified or counted
     m = Mention(i, i + 1, tok.text, source="np-strong")
     holder = tok.head if tok.dep_ in ("appos", "oprd") else None
     if tok.dep_ == "oprd" or (i > 0 and st.doc[i - 1].lower_ in ("called", "named")):
@@ -533,7 +594,7 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         return None  # "a side project named Quill": the name that follows is the entity
     # "the platform team", "the data science team" → organisation
     if hl in TEAM_HEADS and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (
-            t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ) for t in mods):
+            t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ and not _quality_adjective(t)) for t in mods):
         known = st.lex.get(st.doc[start:head.i].text)
         if known is not None and known.type == ORGANIZATION:
             return None

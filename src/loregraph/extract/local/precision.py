@@ -24,17 +24,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from loregraph.extract.base import SPEAKER, ExtractedRelation
-from loregraph.extract.local.kinds import CONCEPT, DECIDED, PERSON, PREFERS, USES, WORKS_ON
+from loregraph.extract.base import SPEAKER, ExtractedEnding, ExtractedEntity, ExtractedRelation
+from loregraph.extract.local.kinds import CONCEPT, DECIDED, ORGANIZATION, PERSON, PREFERS, USES, WORKS_ON
 from loregraph.extract.local.state import Mention, Parse
 from loregraph.extract.local.words import (
     ADVICE_VERBS,
     DETERMINERS,
     FINISH_VERBS,
     GENERIC_NOUNS,
+    GROUP_HEADS,
     OTHER_OWNER_WORDS,
     OWN_OWNER_WORDS,
     PAST_LIFE_MARKERS,
+    PEOPLE_NOUNS,
+    TEAM_HEADS,
     common_word,
 )
 
@@ -166,8 +169,8 @@ def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[
     if r.type in _OWNED_TYPES:
         if r.source == SPEAKER and targets and all(someone_elses(st, m) for m in targets):
             return True
-        if r.type in (PREFERS, USES) and past_life(sent.text):
-            return True
+        if r.type in (PREFERS, USES, WORKS_ON) and past_life(sent.text) and r.invalid_at is None:
+            return True  # "as a kid I was into X", "thinking back to finishing my screenplay": not now
         if targets and all(fragment(st, m) for m in targets):
             return True
         if r.type == WORKS_ON and targets and all(finished_someone_elses_work(st, m) for m in targets):
@@ -201,3 +204,38 @@ def gate(st: Parse, origin: dict[int, Any]) -> list[ExtractedRelation]:
     if len(kept) < len(st.out.relations):
         st.notes["gated"] = len(st.out.relations) - len(kept)
     return kept
+
+
+def evidenced(st: Parse, entities: list[ExtractedEntity], relations: list[ExtractedRelation],
+              endings: list[ExtractedEnding]) -> list[ExtractedEntity]:
+    """The entities worth creating. A concept (an idea, a taste, a hobby) is evidenced only by a fact the message
+    states about it: "dreams", "animals", "a waterfall" said in passing are no entities; a lower-case group of
+    generic words ("loved ones", "experienced gamers") and one plain word typed a group ("apart from meetings")
+    name nobody; a name typed only by the name finder, or by the meaning of a predicate, that then made no fact is
+    left out too. Known entities (``existing_id``) always stay, and a concept spelled with a capital ("Bayesian
+    methods") is a named idea and stays. The count left out is noted (``notes["unevidenced"]``)."""
+    used = {x for r in relations for x in (r.source, r.target)} | {
+        x for e in endings for x in (e.source, e.target) if x}
+    generic = {m.ref for m in st.mentions if m.ref and _generic_words(st, m)}
+    thin = {m.ref for m in st.mentions if m.ref and m.thin} - {m.ref for m in st.mentions if m.ref and not m.thin}
+    generic |= thin  # named, but typed by the name finder alone: kept only when a fact names it
+    kept = [e for e in entities if e.existing_id or e.ref in used
+            or (e.type != CONCEPT and e.ref not in generic and not e.attributes.get("typed_by"))
+            or (e.type == CONCEPT and e.name != e.name.lower())]
+    if len(kept) < len(entities):
+        st.notes["unevidenced"] = len(entities) - len(kept)
+    return kept
+
+
+def _generic_words(st: Parse, m: Mention) -> bool:
+    """A lower-case noun phrase whose head is a generic noun or a plural of people ("loved ones", "experienced
+    gamers" by its people noun "players"), not a named group."""
+    if m.source not in ("np", "np-strong") or any(ch.isupper() for ch in m.name):
+        return False
+    head = st.doc[m.end - 1]
+    if m.end - m.start == 1 and m.type == ORGANIZATION:
+        return True  # "apart from meetings", "from the food": one plain word is no group's name
+    low, lem = head.lower_, head.lemma_.lower()
+    if low in TEAM_HEADS or low in GROUP_HEADS:
+        return False  # "the data science team", "a running group": a group by its kind
+    return low in GENERIC_NOUNS or (head.tag_ == "NNS" and (lem in PEOPLE_NOUNS or low.endswith("ers")))

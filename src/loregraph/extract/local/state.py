@@ -43,6 +43,8 @@ class Mention:
     addressed: bool = False  # a person the speaker talks to by name ("Hey Nate, ...")
     weak: bool = False  # a lone capital at a sentence start: a name only with other evidence (NER, cues)
     kind: str = ""  # what a generic entity is ("pet", "work")
+    thin: bool = False  # typed by the name finder alone: an entity only if a fact names it
+    rejected: bool = False  # no evidence of being a named thing ("Clay is ...", "the Pride fest"): never typed later
 
     def vote(self, etype: str, weight: float) -> None:
         self.votes[etype] = self.votes.get(etype, 0.0) + weight

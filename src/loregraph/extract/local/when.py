@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
+from typing import Any
 
 from loregraph.extract.local.words import TIME_WORDS
 
@@ -104,3 +105,63 @@ def find_time_words(text: str, reference: datetime, future_text: bool = False) -
         if when is not None:
             out.append(TimeWord(m.start(), m.end(), phrase, when, future))
     return out
+
+
+def _phrase_tokens(doc: Any, w: TimeWord) -> list[Any]:
+    return [t for t in doc if w.start <= t.idx < w.end]
+
+
+def side_event(doc: Any, w: TimeWord) -> bool:
+    """The phrase dates a thing or a side event, not the sentence's main verb: it hangs from a noun ("an epic
+    trip last year") or from the verb of a clause that describes a noun ("a trip we took last year")."""
+    toks = _phrase_tokens(doc, w)
+    if not toks:
+        return False
+    inside = {t.i for t in toks}
+    top = next((t for t in toks if t.head.i not in inside), toks[-1])
+    head = top.head
+    if head.pos_ in ("NOUN", "PROPN") and head.i not in inside:
+        return True
+    if head.dep_ in ("relcl", "acl"):
+        return True
+    subj = [c for c in head.children if c.dep_ == "nsubj" and c.i < head.i]
+    # "a cruise we took last year": a clause set right after a noun, without "that" (the parser may miss it)
+    return bool(subj and subj[0].i > 0 and doc[subj[0].i - 1].pos_ == "NOUN" and subj[0].pos_ == "PRON"
+                and subj[0].i - 1 not in inside)
+
+
+def progressive(doc: Any, start: int, end: int) -> bool:
+    """The clause is in the present progressive ("I'm getting into pottery"): it says what goes on now, and a
+    past time phrase of another clause does not date it."""
+    for t in doc[start:end]:
+        if t.tag_ == "VBG" and t.pos_ == "VERB" and any(
+                c.dep_ == "aux" and c.lower_ in ("am", "'m", "’m", "is", "'s", "’s", "are", "'re", "’re")
+                for c in t.children):
+            return True
+    return False
+
+
+def continued_times(doc: Any, sent: Any, times: list[TimeWord]) -> list[TimeWord]:
+    """The time phrases of the sentence before ``sent`` when it ended on a dash or a colon ("On Friday I got
+    news - I'm in!"): the parser's sentence split, not the writer's."""
+    if sent.start == 0:
+        return []
+    last = doc[sent.start - 1]
+    if last.text not in ("-", "—", "–", ":"):
+        return []
+    prev = last.sent
+    return [w for w in times if prev.start_char <= w.start < prev.end_char]
+
+
+_PAST_TAGS = frozenset({"VBD"})
+
+
+def settle_tense(doc: Any, start: int, end: int, w: TimeWord, reference: datetime) -> TimeWord:
+    """A weekday or month read as future because the message speaks of the future elsewhere ("On Friday I got
+    news - next month I'm off"), in a clause told in the past tense ("I got"): the past one."""
+    if not w.future or w.when <= (reference if reference.tzinfo else reference.replace(tzinfo=UTC)):
+        return w
+    if not any(t.tag_ in _PAST_TAGS for t in doc[start:end]) or w.phrase.lower().split()[0] in _W["future_shifters"]:
+        return w
+    when = resolve_phrase(w.phrase, reference, future=False)
+    return TimeWord(w.start, w.end, w.phrase, when, False) if when is not None else w

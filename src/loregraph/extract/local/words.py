@@ -94,6 +94,10 @@ CREATIVE_HEADS = _set("creative_heads")
 GENERIC_NOUNS = _set("generic_nouns")
 VISIT_VERBS = _set("visit_verbs")
 WORK_OF_HEADS = _set("work_of_heads")
+WORK_NOUNS = _set("work_nouns")
+MAKING_VERBS = _set("making_verbs")
+WORK_VERBS_OF_TITLES = _set("title_verbs")
+QUALITY_ADJ_SUFFIXES: tuple[str, ...] = tuple(_W["quality_adj_suffixes"])
 
 ALL_VERBS = (USE_VERBS | PREFER_VERBS | DECIDE_VERBS | DEPEND_VERBS | WORK_VERBS | SWITCH_VERBS
              | LEAVE_VERBS | STOP_VERBS | KNOW_VERBS | COLLAB_VERBS | {"report"})
@@ -115,6 +119,7 @@ def first_name(word: str) -> bool:
 
 
 NOUN_ZIPF = 3.5  # from it a word is known in general text ("sushi" 3.7, "garlic" 3.9; "zofia" 2.0)
+OPENING_ZIPF = 3.0  # from it a capital opening a sentence, with only NER behind it, is a word ("setbacks" 3.2)
 SHORT_NAME_ZIPF = 4.0  # below it a lower-case word can stand for a thing named with it ("churn" 3.1, "gaming" 4.4)
 
 
