@@ -977,3 +977,17 @@ def test_everyday_apps_are_known_tools(ex: LocalExtractor, text: str, tool: str)
 def test_a_name_ending_in_a_common_word_is_not_that_app(ex: LocalExtractor) -> None:
     x = ex.extract("I spent four years at Civic Signal, a nonprofit newsroom.", ctx())
     assert "Signal" not in {e.name for e in x.entities}
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("engine is Unreal 5 for now.", "Unreal 5"),
+    ("our scheduler is Quillo these days.", "Quillo"),
+])
+def test_a_slot_of_the_setup_named_is_a_tool_in_use(ex: LocalExtractor, text: str, tool: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "USES", tool) in rels(x)
+    assert {e.name: e.type for e in x.entities}[tool] == "tool"
+
+
+def test_a_favourite_band_is_no_slot_of_the_setup(ex: LocalExtractor) -> None:
+    assert not any(t == "USES" for _, t, _ in rels(ex.extract("my favourite band is Radiohead.", ctx())))
