@@ -991,3 +991,13 @@ def test_a_slot_of_the_setup_named_is_a_tool_in_use(ex: LocalExtractor, text: st
 
 def test_a_favourite_band_is_no_slot_of_the_setup(ex: LocalExtractor) -> None:
     assert not any(t == "USES" for _, t, _ in rels(ex.extract("my favourite band is Radiohead.", ctx())))
+
+
+def test_a_person_beside_a_role_at_an_organisation_belongs_to_it(ex: LocalExtractor) -> None:
+    r = rels(ex.extract("the payroll moved to a new bookkeeper, Ruairi Kells at Kells & Doyle.", ctx()))
+    assert ("Ruairi Kells", "PART_OF", "Kells & Doyle") in r
+
+
+def test_running_a_bakehouse_is_belonging_to_it(ex: LocalExtractor) -> None:
+    x = ex.extract("I run Tamarind Bakehouse with my sister.", ctx())
+    assert ("ME", "PART_OF", "Tamarind Bakehouse") in rels(x)
