@@ -1001,3 +1001,13 @@ def test_a_person_beside_a_role_at_an_organisation_belongs_to_it(ex: LocalExtrac
 def test_running_a_bakehouse_is_belonging_to_it(ex: LocalExtractor) -> None:
     x = ex.extract("I run Tamarind Bakehouse with my sister.", ctx())
     assert ("ME", "PART_OF", "Tamarind Bakehouse") in rels(x)
+
+
+@pytest.mark.parametrize("text", ["she got me hooked on Todoist, my whole life is in there now.",
+                                  "Ravi got us into Todoist last year."])
+def test_being_got_hooked_on_a_tool_is_using_it(ex: LocalExtractor, text: str) -> None:
+    assert ("ME", "USES", "Todoist") in rels(ex.extract(text, ctx()))
+
+
+def test_being_got_a_ticket_on_an_airline_is_no_use(ex: LocalExtractor) -> None:
+    assert not any(t == "USES" for _, t, _ in rels(ex.extract("my sister got me a ticket on Ryanair.", ctx())))
