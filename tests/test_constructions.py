@@ -1011,3 +1011,8 @@ def test_being_got_hooked_on_a_tool_is_using_it(ex: LocalExtractor, text: str) -
 
 def test_being_got_a_ticket_on_an_airline_is_no_use(ex: LocalExtractor) -> None:
     assert not any(t == "USES" for _, t, _ in rels(ex.extract("my sister got me a ticket on Ryanair.", ctx())))
+
+
+def test_we_together_is_never_the_listener_just_greeted(ex: LocalExtractor) -> None:
+    x = ex.extract("Hey Calvin! I'm teaming up with a local garage. Look at what we're working on together!", ctx())
+    assert ("ME", "WORKS_WITH", "Calvin") not in rels(x)

@@ -274,7 +274,7 @@ def _antecedent(st: Parse, mt: Match, *etypes: str) -> Any:
     still ...")."""
     first = min(mt.nodes.values())
     return next((m for m in reversed(st.mentions) if m.end <= first and m.type in etypes and m.ref
-                 and not m.is_speaker), None)
+                 and not m.is_speaker and not m.addressed), None)  # "Hey Calvin! ... we": not the listener
 
 
 def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
