@@ -1016,3 +1016,18 @@ def test_being_got_a_ticket_on_an_airline_is_no_use(ex: LocalExtractor) -> None:
 def test_we_together_is_never_the_listener_just_greeted(ex: LocalExtractor) -> None:
     x = ex.extract("Hey Calvin! I'm teaming up with a local garage. Look at what we're working on together!", ctx())
     assert ("ME", "WORKS_WITH", "Calvin") not in rels(x)
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("I'm writing a screenplay called Night Harbor.", "Night Harbor"),
+    ("I'm writing a novel called The Salt Wife.", "Salt Wife"),
+])
+def test_what_the_speaker_is_making_called_x_is_their_project(ex: LocalExtractor, text: str, work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "WORKS_ON", work) in rels(x)
+    assert {e.name: e.type for e in x.entities}[work] == "project"
+
+
+def test_a_novel_called_x_one_read_is_a_work_not_a_project(ex: LocalExtractor) -> None:
+    x = ex.extract("I read a novel called The Salt Wife last week.", ctx())
+    assert not any(t == "WORKS_ON" for _, t, _ in rels(x))

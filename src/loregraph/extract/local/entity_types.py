@@ -556,7 +556,8 @@ def _work_cue(st: Parse, m: Mention) -> bool:
         return False  # "Petra and I are co-writing Night Ferry, a novel": the speaker's own work, a project
     before = [t.lower_ for t in doc[max(doc[m.start].sent.start, m.start - 4):m.start]]
     if before[-1:] in (["called"], ["named"], ["titled"]) and any(w in WORK_NOUNS for w in before[:-1]):
-        return True
+        noun = doc[m.start - 1].head  # "I'm writing a novel called X": the work noun the name is given to
+        return not (noun.dep_ == "dobj" and lemma(noun.head) in MAKING_VERBS and noun.head.tag_ != "VBD")
     if doc[m.start].is_stop:
         return False  # "the appointment book AND reminders": a word, not a title
     prev = doc[m.start - 1] if m.start > 0 else None
