@@ -112,7 +112,7 @@ class DeltaBuilder:
         if self.speaker_id:
             return self.speaker_id
         name = self.context.role or "User"
-        sid = str(uuid.uuid5(_SPEAKER_NS, f"{self.gid}\x00{normalize_name(name)}"))
+        sid = self._speaker_node_id()
         found = self.store.get_entities(self.gid, [sid]) or [
             e for e in self.store.find_entities_by_names(self.gid, [normalize_name(name)])
             if e.type == "person" and e.attributes.get("is_speaker")]
@@ -415,8 +415,12 @@ class DeltaBuilder:
         """The speaker's node if it exists already (never creates it)."""
         if self.speaker_id or self.context.role_type not in (None, "user"):
             return self.speaker_id
-        sid = str(uuid.uuid5(_SPEAKER_NS, f"{self.gid}\x00{normalize_name(self.context.role or 'User')}"))
+        sid = self._speaker_node_id()
         return sid if self.store.get_entities(self.gid, [sid]) else None
+
+    def _speaker_node_id(self) -> str:
+        """The id a new speaker node gets in this group (one per group and speaker name)."""
+        return str(uuid.uuid5(_SPEAKER_NS, f"{self.gid}\x00{normalize_name(self.context.role or 'User')}"))
 
     def apply_endings(self, extraction: Extraction) -> None:
         offered = {f.id for f in self.context.candidate_facts}
