@@ -1031,3 +1031,13 @@ def test_what_the_speaker_is_making_called_x_is_their_project(ex: LocalExtractor
 def test_a_novel_called_x_one_read_is_a_work_not_a_project(ex: LocalExtractor) -> None:
     x = ex.extract("I read a novel called The Salt Wife last week.", ctx())
     assert not any(t == "WORKS_ON" for _, t, _ in rels(x))
+
+
+def test_a_co_verb_with_a_partner_is_shared_work(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_WITH", "Marcus") in rels(ex.extract("Marcus and I are co-presenting to the board.", ctx()))
+
+
+def test_co_hosting_a_named_club_is_belonging_to_it(ex: LocalExtractor) -> None:
+    x = ex.extract("I'm co-hosting the Elm Street Book Club now.", ctx())
+    assert ("ME", "PART_OF", "Elm Street Book Club") in rels(x)
+    assert {e.name: e.type for e in x.entities}["Elm Street Book Club"] == "organization"

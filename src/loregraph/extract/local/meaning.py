@@ -493,7 +493,8 @@ def _co_subjects(st: Parse, cl: Clause, subjects: list[Any], objs: list[Mention]
         return
     lems = {lemma(v) for v in cl.verbs}
     work_objects = [o for o in objs if o.type in (PROJECT, TOOL, CONCEPT)]
-    if not work_objects and not lems & {"pair", "work", "collaborate", "build", "write", "run", "co-author"}:
+    if not work_objects and not lems & {"pair", "work", "collaborate", "build", "write", "run", "co-author"} \
+            and not any(x.startswith("co-") for x in lems):  # "Ana and I are co-presenting": a co- verb is shared
         return
     projects = [o for o in work_objects if o.type == PROJECT and not _compared(st, o)]
     shared_work = not lems & (NON_USE_VERBS | PLAN_VERBS)
