@@ -1041,3 +1041,16 @@ def test_co_hosting_a_named_club_is_belonging_to_it(ex: LocalExtractor) -> None:
     x = ex.extract("I'm co-hosting the Elm Street Book Club now.", ctx())
     assert ("ME", "PART_OF", "Elm Street Book Club") in rels(x)
     assert {e.name: e.type for e in x.entities}["Elm Street Book Club"] == "organization"
+
+
+@pytest.mark.parametrize("text", ["Yeah, Dave! Gonna be great! Can't wait.", "Chase your dreams, don't be daunted.",
+                                  "Gad to hear you have your support system ready."])
+def test_a_word_that_looks_like_a_given_name_is_no_person_without_a_verb_after_it(ex: LocalExtractor,
+                                                                                   text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not {e.name for e in x.entities} & {"Gon", "Chase", "Gad"}
+
+
+def test_a_game_called_x_is_a_work_not_a_project(ex: LocalExtractor) -> None:
+    x = ex.extract("The game was called Counter-Strike: Global Offensive, and we had a blast.", ctx())
+    assert all(e.type != "project" for e in x.entities)

@@ -153,8 +153,10 @@ def type_mentions(st: Parse) -> list[Mention]:
         if m.place:
             continue
         if m.source == "cap" and m.end - m.start == 1 and not m.votes and doc[m.start].dep_ in ("nsubj", "nsubjpass") \
-                and doc[m.start].tag_ == "NNP" and doc[m.start].text.istitle() and first_name(doc[m.start].text):
+                and doc[m.start].tag_ == "NNP" and doc[m.start].text.istitle() and first_name(doc[m.start].text) \
+                and doc[m.start].whitespace_ and m.end < len(doc) and doc[m.end].tag_ in _FINITE_AFTER_SUBJECT:
             m.vote(PERSON, 0.6)  # "Marta uses Notion": a given name as a subject, which the name finder missed
+            # (not "Gonna" split as "Gon"+"na", not "Chase your dreams", not "Precious and Pixie are ...")
         if m.ner == "PERSON":
             m.vote(PERSON, 0.45)
             if m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ == "with" and m.end - m.start <= 2 \
@@ -702,3 +704,6 @@ def assign_refs(st: Parse) -> list[ExtractedEntity]:
         out.append(ent)
         m.ref = ref
     return out
+
+
+_FINITE_AFTER_SUBJECT = frozenset({"VBZ", "VBD", "VBP", "MD"})  # the verb (or auxiliary) right after the name
