@@ -405,6 +405,7 @@ def _moved_away_from(st: Parse, o: Mention, cl: Clause) -> bool:
 
 
 def _moved_thing_named(st: Parse, o: Mention, cl: Clause) -> bool:
+    """The moving verb's object is a name ("switched Larkspur from X to Y"): the ending is that thing's, not ours."""
     v = clause_gov_verb(st, o, cl)
     return v is not None and any(c.dep_ == "dobj" and st.at[c.i] != -1 for c in v.children)
 

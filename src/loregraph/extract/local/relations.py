@@ -48,6 +48,7 @@ from loregraph.extract.local.words import (
     FOND_OF_PAIRS,
     FRIEND_ROLES,
     GROUP_HEADS,
+    GROUP_RUNNING_VERBS,
     INTEREST_PAIRS,
     KNOW_VERBS,
     LEAVE_VERBS,
@@ -504,7 +505,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return PART_OF  # "I co-founded Lumen"
         if p == "" and g in ("lead", "run", "manage", "head", "chair") and is_team(o.name):
             return PART_OF
-        if p == "" and g in _GROUP_RUNNING_VERBS and o.name.lower().rsplit(" ", 1)[-1] in GROUP_HEADS:
+        if p == "" and g in GROUP_RUNNING_VERBS and o.name.lower().rsplit(" ", 1)[-1] in GROUP_HEADS:
             return PART_OF  # "I'm co-hosting the Elm Street Book Club", "she organises the Larkhill Choir"
         if g == "be" and p == "of" and _membership_word(st, o):
             return PART_OF  # "I'm a member of X", "she's part of X"
@@ -611,10 +612,6 @@ def _left_a_plain_thing(st: Parse, verb: Any) -> bool:
 
 
 _JOB_WORDS = ORG_NOUNS | TEAM_HEADS | GROUP_HEADS | word_class("job_words")
-
-
-_GROUP_RUNNING_VERBS = frozenset({"co-host", "co-run", "co-lead", "co-organise", "co-organize", "co-chair", "host",
-                                  "organise", "organize", "run", "lead", "chair", "coach", "captain", "co-found"})
 
 
 def _role_attr(st: Parse, cl: Clause) -> bool:

@@ -14,6 +14,7 @@ from loregraph.extract.local.words import (
     ALL_VERBS,
     GENERIC_CAPS,
     HONORIFICS,
+    MOVING_VERBS,
     PROJECT_HEADS,
     STOP_CAPS,
     SUBJ_PRONOUNS,
@@ -327,9 +328,6 @@ def moves_a_thing(st: Parse, o: Mention, cl: Clause) -> bool:
     """"we moved the payroll files from Dropbox to Kestrel": the verb moves a thing to ``o``, not its subject
     (no membership)."""
     v = clause_gov_verb(st, o, cl)
-    return v is not None and lemma(v) in _MOVING_VERBS \
+    return v is not None and lemma(v) in MOVING_VERBS \
         and any(c.dep_ == "dobj" and not (o.start <= c.i < o.end) for c in v.children)
 
-
-_MOVING_VERBS = frozenset({"move", "switch", "migrate", "port", "transfer", "shift", "put", "send", "bring", "take",
-                           "change", "convert", "transition", "hand"})
