@@ -423,3 +423,26 @@ def test_being_with_someone_is_no_leaving(ex: LocalExtractor) -> None:
     cands, facts = _team_facts()
     x = ex.extract("Hedda is with us at the fair today.", ctx(candidates=cands, facts=facts))
     assert not [e for e in x.endings if e.fact_id]
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("the data cleaning I mostly do in python", "Python"),           # a starred word in a tool slot
+    ("I write the scrapers in python and R", "Python"),             # coordinated with a tool in its own case
+    ("the shop site runs on wordpress", "WordPress"),                # a camel-case brand in lower case
+    ("I edit on premiere pro at home", "Premiere Pro"),              # a two-word name in lower case
+    ("my sister grades in Resolve", "DaVinci Resolve"),              # a starred alias, capitalised
+    ("the whole firm chats on Teams", "Microsoft Teams"),
+])
+def test_known_tools_named_in_lower_case_or_by_a_short_alias(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ents(ex.extract(text, ctx())).get(tool) == "tool"
+
+
+@pytest.mark.parametrize("text", [
+    "a python got loose at the zoo",
+    "the gate was covered in rust",
+    "please resolve the ticket before friday",
+    "our teams are small this year",
+    "it was the final cut of the film",
+])
+def test_everyday_words_stay_words(ex: LocalExtractor, text: str) -> None:
+    assert not [e for e in ex.extract(text, ctx()).entities if e.type == "tool"]

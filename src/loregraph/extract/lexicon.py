@@ -7,8 +7,9 @@ Everything here is data shipped under ``extract/data`` (see the header of each f
   ``scripts/build_lexicon.py``;
 * ``aliases.txt`` — groups of names for the same thing ("PostgreSQL = Postgres").
 
-A trailing ``*`` on a curated line marks a name that is also an ordinary word or a first name
-("Rust", "Notion", "Stan"): it only matches when written capitalised, and context may override it.
+A trailing ``*`` on a curated line (or on one name of an alias line: "DaVinci Resolve = Resolve *")
+marks a name that is also an ordinary word or a first name ("Rust", "Notion", "Stan"): it only matches
+when written capitalised, and context may override it.
 """
 
 from __future__ import annotations
@@ -62,14 +63,16 @@ class Lexicon:
         self.entries: dict[str, LexEntry] = {}
         self.max_words = 1
         groups: dict[str, tuple[str, ...]] = {}
+        ambiguous_names: set[str] = set()
         for line in _lines(data_dir / "aliases.txt"):
             if "=" not in line:
                 continue
             head, rest = line.split("=", 1)
-            names = tuple(n.strip() for n in [head, *rest.split(",")] if n.strip())
+            marked = [n.strip() for n in [head, *rest.split(",")] if n.strip()]
+            names = tuple(n[:-2].strip() if n.endswith(" *") else n for n in marked)
+            ambiguous_names.update(_norm(n) for n, m in zip(names, marked, strict=True) if m != n)
             for n in names:
                 groups.setdefault(_norm(n), names)
-        ambiguous_names: set[str] = set()
         listed: list[tuple[str, str, bool]] = []
         for fname, etype in _FILES:
             for line in _lines(data_dir / fname):
@@ -115,6 +118,11 @@ class Lexicon:
         if e.ambiguous and not (s[:1].isupper() or s[:1] in ".#+" or any(c.isdigit() for c in s)):
             return None
         return e
+
+    def any_case(self, surface: str) -> LexEntry | None:
+        """The entry for ``surface`` whatever its case (the caller decides whether the context allows it)."""
+        e = self.entries.get(_norm(surface))
+        return None if e is None or e.exact_case else e
 
     def aliases_of(self, name: str) -> tuple[str, ...]:
         e = self.entries.get(_norm(name))

@@ -44,6 +44,7 @@ from loregraph.extract.local.words import (
     SHORT_NAME_ZIPF,
     STOP_CAPS,
     TEAM_HEADS,
+    TOOL_SLOT_VERBS,
     WORK_ITEM_HEADS,
     WORK_VERBS,
     code_name,
@@ -121,8 +122,10 @@ def find_mentions(st: Parse) -> list[Mention]:
                 continue
             e = lex.get(span.text)
             if e is None:
-                continue
-            if e.ambiguous and not _ambiguous_ok(st, span):
+                e = lex.any_case(span.text)
+                if e is None or not e.ambiguous or not span.text.islower() or not _lower_tool_slot(st, span):
+                    continue
+            elif e.ambiguous and not _ambiguous_ok(st, span):
                 continue
             if span.text.lower() in PRONOUNS:
                 continue
@@ -130,7 +133,7 @@ def find_mentions(st: Parse) -> list[Mention]:
                     and doc[i - 1].pos_ == "PROPN" and lex.get(doc[i - 1].text) is None \
                     and common_word(span.text.lower(), NOUN_ZIPF):
                 continue  # "Door Dash": an everyday word inside a longer name is not the product of that name
-            if not _cased_evidence(doc, span, e.name):
+            if not _cased_evidence(doc, span, e.name) and not (span.text.islower() and _lower_tool_slot(st, span)):
                 continue  # "a safe home" is not SAFe; "5K" is not K
             if _counted_noun(doc, span) and ((span.text.islower() and (e.canonical or e.name) != (
                     e.canonical or e.name).lower()) or (common_word(span.text.lower(), NOUN_ZIPF) and (
@@ -300,7 +303,35 @@ def _cased_evidence(doc: Any, span: Any, entry_name: str) -> bool:
     if len(span) == 1 and first.is_sent_start and first.is_title and entry_name != first.text \
             and entry_name.lower() == first.lower_ and not entry_name.istitle():
         return False  # "Safe travels!": a word capitalised by its place, not SAFe
+    if span.text.islower() and _CAMEL_HUMP.search(entry_name):
+        return True  # "wordpress", "whatsapp": a brand glued from two words is no everyday word in lower case
     return not (span.text.islower() and entry_name != entry_name.lower() and first.pos_ in _COMMON_WORD_POS)
+
+
+_CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
+_TOOL_SLOT_PREPS = frozenset({"in", "on", "with", "using", "via"})
+
+
+def _lower_tool_slot(st: Parse, span: Any) -> bool:
+    """A known tool whose name is also a word ("python", "premiere pro"), typed in lower case where only a tool fits:
+    the object of "in"/"on"/"with"/"using" under a verb of making or using ("anything new I write in python", "do the
+    stats in python"), or coordinated with a tool named in its own case ("python and R")."""
+    tok = span.root
+    if tok.pos_ not in ("NOUN", "PROPN", "ADJ") or any(
+            c.dep_ in ("det", "poss", "nummod") or (c.dep_ == "amod" and c.i < span.start) for c in tok.children):
+        return False  # "a python", "my rusty bucket"
+    for other in [*tok.conjuncts]:
+        e = st.lex.get(other.text)
+        if e is not None and e.type == TOOL and other.text != other.lower_:
+            return True
+    if tok.dep_ != "pobj" or tok.head.lower_ not in _TOOL_SLOT_PREPS:
+        return False
+    gov = tok.head.head
+    for _ in range(3):  # "do [most of the analysis] in python": climb over the object's nouns to the verb
+        if gov.pos_ in ("VERB", "AUX") or gov.dep_ == "ROOT":
+            break
+        gov = gov.head
+    return gov.pos_ == "VERB" and gov.lemma_.lower() in TOOL_SLOT_VERBS
 
 
 _COUNTING_DETS = frozenset({"a", "an", "another", "every", "each", "some", "any", "no"})
