@@ -1054,3 +1054,33 @@ def test_a_word_that_looks_like_a_given_name_is_no_person_without_a_verb_after_i
 def test_a_game_called_x_is_a_work_not_a_project(ex: LocalExtractor) -> None:
     x = ex.extract("The game was called Counter-Strike: Global Offensive, and we had a blast.", ctx())
     assert all(e.type != "project" for e in x.entities)
+
+
+@pytest.mark.parametrize(("text", "partner"), [
+    ("Tobias and I did every survey together this spring.", "Tobias"),
+    ("me and Kit have run the stall together all summer", "Kit"),
+    ("Imke and I went over the drawings together.", "Imke"),
+])
+def test_doing_things_together_with_the_speaker_is_working_with_them(ex: LocalExtractor, text: str,
+                                                                       partner: str) -> None:
+    assert ("ME", "WORKS_WITH", partner) in rels(ex.extract(text, ctx()))
+
+
+def test_going_somewhere_with_the_speaker_is_no_work_together(ex: LocalExtractor) -> None:
+    assert not any(t == "WORKS_WITH" for _, t, _ in rels(ex.extract("Kit and I went to the beach on Sunday.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("the new supervisor is Wiebke Dalgaard, seems fine so far", "Wiebke Dalgaard"),
+    ("The new foreman is Idris Baker.", "Idris Baker"),
+])
+def test_the_new_role_holder_is_a_colleague(ex: LocalExtractor, text: str, person: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(person) == "person"
+    assert ("ME", "WORKS_WITH", person) in rels(x)
+
+
+def test_the_new_role_holder_at_another_organisation_is_no_colleague(ex: LocalExtractor) -> None:
+    x = ex.extract("The new CTO at Brightwell is Ana Ruiz.", ctx())
+    assert ("Ana Ruiz", "PART_OF", "Brightwell") in rels(x)
+    assert ("ME", "WORKS_WITH", "Ana Ruiz") not in rels(x)

@@ -294,12 +294,14 @@ def _targets(st: Parse, cl: Clause, mt: Match, ref: str) -> list[Any]:
 
 
 def _said(st: Parse, cl: Clause, effect: dict[str, Any]) -> bool:
-    words = effect.get("when_said")
-    if not words:
+    words, unless = effect.get("when_said"), effect.get("unless_said")
+    if not words and not unless:
         return True
     sent = st.doc[cl.start].sent
     text = " " + " ".join(t.lower_ for t in sent) + " "
-    return any(f" {w} " in text for w in words)
+    if unless and any(f" {w} " in text for w in unless):
+        return False
+    return not words or any(f" {w} " in text for w in words)
 
 
 def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
