@@ -28,13 +28,13 @@ from loregraph.extract.local.words import (
     PEOPLE_NOUNS,
     PLAN_VERBS,
     ROLE_NOUNS,
+    SETUP_VERBS,
     STOP_VERBS,
     SUBJ_PRONOUNS,
     common_word,
     word_class,
 )
 
-_SETUP_VERBS = word_class("setup_verbs")
 _WORK_ROLES = ROLE_NOUNS - FRIEND_ROLES
 _INTRO_ROLES = _WORK_ROLES | word_class("introduction_roles")
 _PRAISE = word_class("praise_adjectives")
@@ -257,7 +257,7 @@ def _setup_subject(st: Parse, t: Any, first_v: int) -> bool:
         return False
     if t.lower_ in ROLE_NOUNS | PEOPLE_NOUNS or (t.head.i != first_v and t.head.i < first_v):
         return False
-    if t.head.lemma_ not in _SETUP_VERBS or t.head.pos_ not in ("VERB", "AUX"):
+    if t.head.lemma_ not in SETUP_VERBS or t.head.pos_ not in ("VERB", "AUX"):
         return False
     return all(c.lower_ == "the" or c.dep_ in ("compound", "amod") for c in t.children if c.i < t.i) \
         and not any(c.dep_ in ("poss", "relcl", "acl", "appos") or st.at[c.i] != -1 for c in t.children)

@@ -23,6 +23,7 @@ from loregraph.extract.local.kinds import (
     ORGANIZATION,
     PART_OF,
     PERSON,
+    PREFERS,
     PROJECT,
     TOOL,
     USES,
@@ -41,6 +42,7 @@ _TYPES_OF_NODE: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     DEPENDS_ON: (frozenset({PROJECT, TOOL}), frozenset({TOOL, CONCEPT, PROJECT})),
     USES: (frozenset({PERSON, PROJECT, ORGANIZATION}), frozenset({TOOL, CONCEPT})),
     DECIDED: (frozenset({PERSON, ORGANIZATION}), frozenset({TOOL, CONCEPT, PROJECT, ORGANIZATION})),
+    PREFERS: (frozenset({PERSON, ORGANIZATION, PROJECT}), frozenset({TOOL, CONCEPT, PROJECT})),
 }
 _NAMED_BY_COMPOUND = PROJECT_HEADS | TEAM_HEADS | ORG_NOUNS  # not "the Python bindings": those are no Python
 _BY_TYPE = {TOOL: USES, CONCEPT: USES, ORGANIZATION: PART_OF, PROJECT: WORKS_ON}

@@ -43,6 +43,7 @@ from loregraph.extract.local.words import (
     PROJECT_HEADS,
     PRONOUNS,
     ROLE_NOUNS,
+    SETUP_VERBS,
     SPEAKER_WORDS,
     SWITCH_VERBS,
     TEAM_HEADS,
@@ -56,6 +57,7 @@ from loregraph.extract.local.words import (
     WORK_VERBS_OF_TITLES,
     common_word,
     first_name,
+    word_class,
 )
 
 _TRUE_GREETINGS = frozenset({"hey", "hi", "hello", "hiya", "yo", "thanks", "thank", "congrats", "congratulations",
@@ -486,6 +488,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
             m.vote(TOOL, 0.5)
     if p in ("to",) and glem == "report" and m.source == "cap":
         m.vote(PERSON, 1.0)
+    if p in _FLOW_PREPS and m.source == "cap" and gov is not None and gov.i < i and _thing_flows_into(doc, gov, p):
+        m.vote(TOOL, 0.9)  # "bookings go through Tablewise", "plot data goes into FieldNote", "cues run off CueDeck"
     if gov is not None and m.source in ("cap", "np"):
         obj_like = gov.i < i
         if obj_like and glem in {"use", "adopt", "utilize", "utilise", "install", "deploy", "try",
@@ -546,6 +550,21 @@ def _context_votes(st: Parse, m: Mention) -> None:
     # "prefer X" where nothing else says: any non-person
     if m.source == "cap" and gov is not None and glem in PREFER_VERBS and gov.i < i:
         m.vote(TOOL, 0.3)
+
+
+_FLOW_PREPS = frozenset({"through", "into", "onto", "on", "off", "via"})
+_FLOW_VERBS = SETUP_VERBS | word_class("flow_verbs")
+
+
+def _thing_flows_into(doc: Any, gov: Any, prep: str) -> bool:
+    """A plain thing (not a person, not a place) going through, into or off a named thing, or kept on it: the named
+    thing is software ("bookings go through X", "the footage lives on X", "appointments are on X")."""
+    if gov.lemma_ not in _FLOW_VERBS and not (gov.lemma_ == "be" and prep == "on"):
+        return False
+    subj = [c for c in gov.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if not subj or subj[0].pos_ != "NOUN" or subj[0].lower_ in PEOPLE_NOUNS | ROLE_NOUNS | PLACE_HEADS:
+        return False
+    return not any(c.dep_ == "poss" and c.lower_ in PERSON_PRONOUNS for c in subj[0].children)
 
 
 def _work_cue(st: Parse, m: Mention) -> bool:

@@ -39,7 +39,10 @@ from loregraph.extract.local.words import (
     PEOPLE_NOUNS,
     TEAM_HEADS,
     common_word,
+    word_class,
 )
+
+TASTE_PERSON_NOUNS = word_class("taste_person_nouns")
 
 _OWNED_TYPES = frozenset({PREFERS, USES, WORKS_ON, DECIDED})  # what the speaker likes, uses, makes, chose
 _OWNER_DEPS = frozenset({"nsubj", "nsubjpass", "poss", "agent", "csubj"})
@@ -129,8 +132,9 @@ def fragment(st: Parse, m: Mention) -> bool:
         return True  # "Rings" of "Lord of the Rings"
     root = _root(st, m)
     head = root.head
-    if root.dep_ == "amod" and head.pos_ == "NOUN" and not (m.start <= head.i < m.end):
-        return True  # "my Japanese mansion": an adjective, not a thing
+    if root.dep_ == "amod" and head.pos_ == "NOUN" and not (m.start <= head.i < m.end) \
+            and head.lower_ not in TASTE_PERSON_NOUNS:
+        return True  # "my Japanese mansion": an adjective, not a thing ("a Rhino man" is a taste, read amod)
     if any(ch.isupper() for ch in m.name):
         return False
     if m.name.lower() in GENERIC_NOUNS:

@@ -99,6 +99,7 @@ WORK_OF_HEADS = _set("work_of_heads")
 WORK_NOUNS = _set("work_nouns")
 MAKING_VERBS = _set("making_verbs")
 TOOL_SLOT_VERBS = _set("tool_slot_verbs")  # verbs whose "in"/"with" object can be a tool ("write in python")
+SETUP_VERBS = _set("setup_verbs")  # verbs of running or keeping a part of one's setup ("billing runs on X")
 WORK_VERBS_OF_TITLES = _set("title_verbs")
 QUALITY_ADJ_SUFFIXES: tuple[str, ...] = tuple(_W["quality_adj_suffixes"])
 
