@@ -1110,3 +1110,21 @@ def test_people_and_places_going_somewhere_name_no_tool(ex: LocalExtractor) -> N
 def test_a_tool_shop_uses_it_and_a_tool_man_prefers_it(ex: LocalExtractor, text: str,
                                                        expected: tuple[str, str, str]) -> None:
     assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("we're doing the Maple Road expansion this year", "Maple Road expansion"),
+    ("I'm on the Northgate Plan review now", "Northgate Plan review"),
+    ("this season I'm running the KX-9 wheat trials across six sites", "KX-9 wheat trials"),
+])
+def test_a_name_before_a_work_item_head_is_one_project(ex: LocalExtractor, text: str, work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(work) == "project"
+    assert ("ME", "WORKS_ON", work) in rels(x)
+    assert not ended(x)
+
+
+def test_done_with_a_named_work_item_ends_it_and_names_no_place(ex: LocalExtractor) -> None:
+    x = ex.extract("I'm done with the Maple Road expansion, finally", ctx())
+    assert ended(x) == {"Maple Road expansion"}
+    assert "Maple Road" not in {e.name for e in x.entities}

@@ -591,6 +591,17 @@ def _code_name_mention(st: Parse, i: int) -> Mention | None:
     return m
 
 
+def _named_work_item(st: Parse, toks: list[Any], head: Any) -> bool:
+    """"Maple Road expansion", "Northgate Plan review", "KX-9 wheat trials": a name opening with a capital (no known
+    tool or organisation) and ending in a lower-case work-item head."""
+    if len(toks) < 2 or toks[-1].i != head.i or not head.is_lower or head.lower_ not in WORK_ITEM_HEADS:
+        return False
+    if not toks[0].text[:1].isupper() or not all(t.dep_ in ("compound", "amod", "nmod") for t in toks[:-1]):
+        return False
+    caps = [t for t in toks[:-1] if t.text[:1].isupper()]
+    return st.lex.get(" ".join(t.text for t in caps)) is None and not any(st.lex.get(t.text) for t in caps)
+
+
 def _capped_work_item(toks: list[Any], head: Any) -> bool:
     """"the ICU discharge checklist", "the iOS onboarding flow": a work item whose name opens with a capitalised
     word, then a lower-case noun, then a work-item head."""
@@ -631,6 +642,12 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
             return None
         m = Mention(start, end, text, source="np-strong")
         m.vote(ORGANIZATION, 1.2)
+        return m
+    # "the Maple Road expansion", "the KX-9 wheat trials": a capitalised name before a work-item head, as the object
+    # of a verb or preposition, is one project (not the place or code it opens with)
+    if _named_work_item(st, toks, head) and chunk_governor(chunk) is not None:
+        m = Mention(start, end, text, source="np-strong", aliases=[st.doc[start:head.i].text])
+        m.vote(PROJECT, 1.2)
         return m
     # "the search revamp project" → project (a capitalised "Orion project" is a cap mention)
     if hl in PROJECT_HEADS and mods and not any(t.text[:1].isupper() for t in mods) and not _generic_np(toks) \
