@@ -446,3 +446,22 @@ def test_known_tools_named_in_lower_case_or_by_a_short_alias(ex: LocalExtractor,
 ])
 def test_everyday_words_stay_words(ex: LocalExtractor, text: str) -> None:
     assert not [e for e in ex.extract(text, ctx()).entities if e.type == "tool"]
+
+
+@pytest.mark.parametrize("text", [
+    "Ines is no longer with Harwood",
+    "Ines isn't with Harwood anymore, she went abroad",
+])
+def test_no_longer_with_an_unknown_name_is_leaving_an_organisation(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ents(x) == {"Ines": "person", "Harwood": "organization"}  # "Ines", tagged a plural noun, is a name
+    assert endings(x) == {("Ines", "PART_OF", "Harwood")}
+
+
+def test_no_longer_with_a_given_name_is_no_organisation(ex: LocalExtractor) -> None:
+    assert ents(ex.extract("I'm no longer with Tom, we split up", ctx())).get("Tom") == "person"
+
+
+@pytest.mark.parametrize("text", ["Summer is almost here", "Rose is my favourite flower"])
+def test_an_everyday_noun_that_is_also_a_given_name_stays_a_word(ex: LocalExtractor, text: str) -> None:
+    assert not ents(ex.extract(text, ctx()))

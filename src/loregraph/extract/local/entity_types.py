@@ -154,11 +154,15 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity
         if m.place:
             continue
-        if m.source == "cap" and m.end - m.start == 1 and not m.votes and doc[m.start].dep_ in ("nsubj", "nsubjpass") \
-                and doc[m.start].tag_ == "NNP" and doc[m.start].text.istitle() and first_name(doc[m.start].text) \
+        if m.source == "cap" and m.end - m.start == 1 and set(m.votes) <= {PERSON} \
+                and doc[m.start].dep_ in ("nsubj", "nsubjpass") \
+                and (doc[m.start].tag_ == "NNP" or (doc[m.start].tag_ in ("NN", "NNS") and not common_word(
+                    doc[m.start].lower_, NOUN_ZIPF))) \
+                and doc[m.start].text.istitle() and first_name(doc[m.start].text) \
                 and doc[m.start].whitespace_ and m.end < len(doc) and doc[m.end].tag_ in _FINITE_AFTER_SUBJECT:
             m.vote(PERSON, 0.6)  # "Marta uses Notion": a given name as a subject, which the name finder missed
-            # (not "Gonna" split as "Gon"+"na", not "Chase your dreams", not "Precious and Pixie are ...")
+            # (not "Gonna" split as "Gon"+"na", not "Chase your dreams", not "Precious and Pixie are ...";
+            # a rare name the tagger reads as a noun, "Ines is ...", still counts; "Summer is here" does not)
         if m.ner == "PERSON":
             m.vote(PERSON, 0.45)
             if m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ == "with" and m.end - m.start <= 2 \
@@ -480,6 +484,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
     if p == "from" and prev2 is not None and m.source == "cap" and i >= 2 and st.at[i - 2] != -1 \
             and glem not in SWITCH_VERBS | LEAVE_VERBS:
         m.vote(ORGANIZATION, 0.8)  # "Marta from Northwind"
+    if p == "with" and m.source == "cap" and _no_longer_with(doc, i) and not first_name(m.name.split()[0]):
+        m.vote(ORGANIZATION, 1.5)  # "Ines is no longer with Harwood", "she's not with Calloway anymore"
     if p == "with" and m.source == "cap":
         if glem in {"work", "collaborate", "pair", "partner", "team", "meet", "talk", "chat", "sync"} \
                 or (gov is not None and gov.dep_ == "ROOT" and glem in WORK_VERBS):
@@ -550,6 +556,18 @@ def _context_votes(st: Parse, m: Mention) -> None:
     # "prefer X" where nothing else says: any non-person
     if m.source == "cap" and gov is not None and glem in PREFER_VERBS and gov.i < i:
         m.vote(TOOL, 0.3)
+
+
+def _no_longer_with(doc: Any, i: int) -> bool:
+    """The name after "with" in "<someone> is no longer with X" / "isn't with X anymore": where they worked."""
+    w = doc[i - 1] if doc[i - 1].lower_ == "with" else doc[i - 2]
+    be = w.head
+    if w.lower_ != "with" or be.lemma_ != "be":
+        return False
+    kids = {c.lower_ for c in be.children} | {g.lower_ for c in be.children for g in c.children}
+    sent = " ".join(t.lower_ for t in be.sent)
+    return ("longer" in kids and "no" in kids) or (("not" in kids or "n't" in kids) and (
+        "anymore" in sent or "any more" in sent))
 
 
 _FLOW_PREPS = frozenset({"through", "into", "onto", "on", "off", "via"})
