@@ -1128,3 +1128,22 @@ def test_done_with_a_named_work_item_ends_it_and_names_no_place(ex: LocalExtract
     x = ex.extract("I'm done with the Maple Road expansion, finally", ctx())
     assert ended(x) == {"Maple Road expansion"}
     assert "Maple Road" not in {e.name for e in x.entities}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("first week at Blue Fern done, everything is new", ("ME", "PART_OF", "Blue Fern")),
+    ("First day at Halden Labs today, wish me luck!", ("ME", "PART_OF", "Halden Labs")),
+    ("Hamish has left us for the Wayfarer Theatre Company", ("Hamish", "PART_OF", "Wayfarer Theatre Company")),
+])
+def test_first_days_somewhere_and_leaving_us_for_somewhere_are_belonging(ex: LocalExtractor, text: str,
+                                                                         expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_a_brand_before_a_device_noun_is_a_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("we use the Frostline probes on every trailer", ctx())
+    assert {e.name: e.type for e in x.entities}.get("Frostline") == "tool"
+
+
+def test_a_nationality_stays_no_entity(ex: LocalExtractor) -> None:
+    assert not ex.extract("Spanish is hard to learn", ctx()).entities

@@ -150,8 +150,10 @@ def type_mentions(st: Parse) -> list[Mention]:
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
                 and max(m.votes.values(), default=0.0) < 1.0:
             m.place = True  # "a fan I met in CA": NER and the preposition agree
-        if m.ner in ("NORP", "LANGUAGE") and m.source == "cap" and m.end - m.start == 1 and not m.addressed:
-            continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity
+        if m.ner in ("NORP", "LANGUAGE") and m.source == "cap" and m.end - m.start == 1 and not m.addressed \
+                and not (first_name(m.name) and doc[m.start].dep_ in ("nsubj", "nsubjpass")):
+            continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity (but
+            # "Hamish has left us", a given name doing something, is a person whatever the name finder says)
         if m.place:
             continue
         if m.source == "cap" and m.end - m.start == 1 and set(m.votes) <= {PERSON} \
