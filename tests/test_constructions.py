@@ -1147,3 +1147,17 @@ def test_a_brand_before_a_device_noun_is_a_tool(ex: LocalExtractor) -> None:
 
 def test_a_nationality_stays_no_entity(ex: LocalExtractor) -> None:
     assert not ex.extract("Spanish is hard to learn", ctx()).entities
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Ingrid's no longer with Marlow, she's gone to Calloway Re as head of data",
+     ("Ingrid", "PART_OF", "Calloway Re")),
+    ("Omar moved to Brightwave as a designer", ("Omar", "PART_OF", "Brightwave")),
+])
+def test_going_somewhere_in_a_working_role_is_joining_it(ex: LocalExtractor, text: str,
+                                                         expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_going_somewhere_as_visitors_is_no_joining(ex: LocalExtractor) -> None:
+    assert not rels(ex.extract("we went to Lisbon as tourists last spring", ctx()))

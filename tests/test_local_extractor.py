@@ -465,3 +465,29 @@ def test_no_longer_with_a_given_name_is_no_organisation(ex: LocalExtractor) -> N
 @pytest.mark.parametrize("text", ["Summer is almost here", "Rose is my favourite flower"])
 def test_an_everyday_noun_that_is_also_a_given_name_stays_a_word(ex: LocalExtractor, text: str) -> None:
     assert not ents(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "written"), [
+    ("Ingrid's no longer with Marlow", "Ingrid is no longer with Marlow"),
+    ("Tomas's left the firm", "Tomas has left the firm"),
+    ("Mendeley's gone, finally", "Mendeley is gone, finally"),
+    ("Ingrid's team is great", "Ingrid's team is great"),            # a possessive stays
+    ("St. Brennan's moved off Cerner", "St. Brennan's moved off Cerner"),  # a name ending in 's stays
+])
+def test_a_names_contraction_before_a_verb_group_is_written_out(text: str, written: str) -> None:
+    from loregraph.extract.local.extractor import expand_name_contractions
+
+    assert expand_name_contractions(text) == written
+
+
+def test_a_known_name_ending_in_s_is_not_expanded() -> None:
+    from loregraph.extract.local.extractor import expand_name_contractions
+
+    assert expand_name_contractions("Dunmore's moved to Teams", frozenset({"dunmore's"})) == \
+        "Dunmore's moved to Teams"
+
+
+def test_a_name_before_my_role_and_a_name_is_not_the_role(ex: LocalExtractor) -> None:
+    x = ex.extract("the books are in QuickBooks, my practice manager Bernadette does most of that", ctx())
+    assert ents(x) == {"QuickBooks": "tool", "Bernadette": "person"}
+    assert ("USER", "WORKS_WITH", "Bernadette") in rels(x)

