@@ -1161,3 +1161,45 @@ def test_going_somewhere_in_a_working_role_is_joining_it(ex: LocalExtractor, tex
 
 def test_going_somewhere_as_visitors_is_no_joining(ex: LocalExtractor) -> None:
     assert not rels(ex.extract("we went to Lisbon as tourists last spring", ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Paywell handles all the invoicing now", "Paywell"),
+    ("Brewlog replaced our old spreadsheets", "Brewlog"),
+    ("everything's in Paywell these days", "Paywell"),
+    ("we book shoots through Studiobook", "Studiobook"),
+    ("we log every pint in Brewlog", "Brewlog"),
+])
+def test_an_unknown_name_doing_or_keeping_the_speakers_work_is_a_tool_they_use(ex: LocalExtractor, text: str,
+                                                                                 tool: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(tool) == "tool"
+    assert ("ME", "USES", tool) in rels(x)
+
+
+@pytest.mark.parametrize("text", ["we drove through Leeds on the way home", "I heard through Sarah that it's off",
+                                  "booked a week in the Algarve for august"])
+def test_travel_and_hearsay_name_no_tool(ex: LocalExtractor, text: str) -> None:
+    assert all(e.type != "tool" for e in ex.extract(text, ctx()).entities)
+
+
+def test_trialling_a_name_types_it_a_tool_without_saying_it_is_used(ex: LocalExtractor) -> None:
+    x = ex.extract("been trialling Paywell for a month", ctx())
+    assert {e.name: e.type for e in x.entities} == {"Paywell": "tool"}
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("SeaClear is my baby, the scrubber retrofit on the old ferry", "SeaClear"),
+    ("I'm project lead on SeaClear now", "SeaClear"),
+    ("Docket Watch is mine, I built the scraper myself", "Docket Watch"),
+    ("I'm the engineer on the SeaClear retrofit", "SeaClear retrofit"),
+    ("spending most days on the Lakeside refurb", "Lakeside refurb"),
+])
+def test_named_work_in_ones_charge_is_worked_on(ex: LocalExtractor, text: str, work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(work) == "project"
+    assert ("ME", "WORKS_ON", work) in rels(x)
+
+
+def test_a_known_tool_called_my_thing_stays_a_tool(ex: LocalExtractor) -> None:
+    assert {e.name: e.type for e in ex.extract("Figma is my thing these days", ctx()).entities} == {"Figma": "tool"}

@@ -209,8 +209,9 @@ def type_mentions(st: Parse) -> list[Mention]:
                     and not any(x.lower_ in PERSON_PRONOUNS for x in doc[m.end:]):  # "Cash left, so he ..."
                 continue  # "Guitar", "Store", "Sushi": an everyday word that no given name list knows, with no
                 # evidence of a person but the name finder's (which calls most capitals in chat persons)
-            if t == TOOL and m.ner in PLACE_LABELS and m.votes.get(TOOL, 0.0) < 1.5:
-                continue  # "I love the Miami vibe", "perform in Boston": a place, weakly voted a tool
+            if t == TOOL and m.ner in PLACE_LABELS and m.votes.get(TOOL, 0.0) < 1.5 and doc[m.start].dep_ != "nsubj":
+                continue  # "I love the Miami vibe", "perform in Boston": a place, weakly voted a tool (a subject
+                # doing the speaker's work, "Brewlog replaced our spreadsheets", is no place)
         m.type = t
         m.conf = 0.95 if m.source == "candidate" else min(0.95, 0.5 + score * 0.45)
         if t == PERSON and _pet(st, m):
@@ -498,6 +499,23 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(PERSON, 1.0)
     if p in _FLOW_PREPS and m.source == "cap" and gov is not None and gov.i < i and _thing_flows_into(doc, gov, p):
         m.vote(TOOL, 0.9)  # "bookings go through Tablewise", "plot data goes into FieldNote", "cues run off CueDeck"
+    if m.source == "cap" and gov is not None and gov.i < i:
+        if p in ("through", "via") and glem not in _MOTION_VERBS and gov.pos_ == "VERB" \
+                and not first_name(m.name.split()[0]):
+            m.vote(TOOL, 1.5)  # "we book shoots through Studiobook", not "we drove through Leeds" (the name
+            # finder's place label, which this preposition invites, is wrong after a verb of doing business)
+        if p == "in" and glem in _KEPT_IN_VERBS and not any(t.lower_ in PERSON_PRONOUNS for t in doc[i:j]):
+            # "we log every pint in Brewlog", "I edit in Lumetta"; a word unknown to general text is no town
+            m.vote(TOOL, 0.5 if common_word(m.name.lower(), 1.0) else 1.5)
+        if p == "in" and glem == "be" and any(c.dep_ == "nsubj" and c.lower_ in _ALL_OF_IT for c in gov.children):
+            m.vote(TOOL, 0.9)  # "everything's in Paywell these days", "it's all in Brewlog"
+        if (glem in _TOOL_TRIAL_VERBS or gov.lower_ in _TOOL_TRIAL_VERBS) \
+                and p in ("", gov.lower_, "for", "out", "up") and last_dep(doc, j) != "nsubj":
+            m.vote(TOOL, 0.6)  # "been trialling Paywell", "signed up for Paywell"
+    if m.source == "cap" and doc[j - 1].dep_ == "nsubj" and lemma(doc[j - 1].head) in _TOOL_AGENT_VERBS \
+            and any(c.dep_ == "dobj" and c.pos_ == "NOUN" and c.lower_ not in PEOPLE_NOUNS
+                    for c in doc[j - 1].head.children):
+        m.vote(TOOL, 1.0)  # "Paywell handles all the invoicing", "Paywell replaced our old spreadsheets"
     if gov is not None and m.source in ("cap", "np"):
         obj_like = gov.i < i
         if obj_like and glem in {"use", "adopt", "utilize", "utilise", "install", "deploy", "try",
@@ -570,6 +588,18 @@ def _no_longer_with(doc: Any, i: int) -> bool:
     sent = " ".join(t.lower_ for t in be.sent)
     return ("longer" in kids and "no" in kids) or (("not" in kids or "n't" in kids) and (
         "anymore" in sent or "any more" in sent))
+
+
+_MOTION_VERBS = word_class("motion_verbs")
+_ALL_OF_IT = frozenset({"everything", "it", "all", "stuff", "that"})
+_KEPT_IN_VERBS = word_class("kept_in_verbs")
+_TOOL_TRIAL_VERBS = word_class("tool_trial_verbs")
+_TOOL_AGENT_VERBS = word_class("tool_agent_verbs")
+
+
+def last_dep(doc: Any, j: int) -> str:
+    """The dependency label of a mention's last token (``j`` is its end)."""
+    return str(doc[j - 1].dep_)
 
 
 _FLOW_PREPS = frozenset({"through", "into", "onto", "on", "off", "via"})
