@@ -1203,3 +1203,18 @@ def test_named_work_in_ones_charge_is_worked_on(ex: LocalExtractor, text: str, w
 
 def test_a_known_tool_called_my_thing_stays_a_tool(ex: LocalExtractor) -> None:
     assert {e.name: e.type for e in ex.extract("Figma is my thing these days", ctx()).entities} == {"Figma": "tool"}
+
+
+@pytest.mark.parametrize(("text", "liked"), [
+    ("given the choice I'll take Figma over Sketch", "Figma"),
+    ("I'd take Trellow over Paywell any day", "Trellow"),
+])
+def test_taking_one_thing_over_another_is_preferring_it(ex: LocalExtractor, text: str, liked: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "PREFERS", liked) in rels(x)
+    assert {e.type for e in x.entities} == {"tool"}
+
+
+def test_picking_one_person_over_another_names_no_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("we picked Anna over Ben for the role", ctx())
+    assert {e.name: e.type for e in x.entities} == {"Anna": "person", "Ben": "person"}
