@@ -239,8 +239,8 @@ class IngestPipeline:
         if not candidates:
             return []
         facts = self.store.facts_of_entities(gid, [c.id for c in candidates], TimeFilter(), limit=CANDIDATE_FACTS)
-        ids = {x for f in facts for x in (f.source_id, f.target_id)}
-        names = {e.id: e.name for e in self.store.get_entities(gid, list(ids))}
+        names = {c.id: c.name for c in candidates}  # one end of each fact is a candidate: read the others' names
+        names.update(self.store.entity_names(gid, {x for f in facts for x in (f.source_id, f.target_id)} - set(names)))
         return [CandidateFact(f.id, f.source_id, names.get(f.source_id, "?"), f.type, f.target_id,
                               names.get(f.target_id, "?"), f.fact) for f in facts]
 
