@@ -503,3 +503,21 @@ def test_entity_names_are_the_live_entities_of_the_group(store):
     b.deleted_at = b.updated_at
     store.apply(GraphDelta(group_id="g1", entities=[b]), SCHEMA)
     assert store.entity_names("g1", [a.id, b.id]) == {a.id: "Ada Lovelace"}
+
+
+def test_fact_lines_are_facts_of_entities_without_the_other_columns(store):
+    g = "g1"
+    ents = [Entity(group_id=g, name=f"k{i}", type="entity") for i in range(5)]
+    facts = [Fact(group_id=g, source_id=ents[a].id, target_id=ents[b].id, type="RELATED_TO", fact=f"{a} and {b}",
+                  invalid_at=T0 if (a, b) == (3, 4) else None, valid_at=T0 - timedelta(days=1))
+             for a, b in ((0, 1), (2, 0), (1, 2), (3, 4), (4, 0))]
+    store.apply(GraphDelta(group_id=g, entities=ents, facts=facts), SCHEMA)
+    ids = [ents[0].id, ents[3].id]
+    for time in (TimeFilter(), TimeFilter(include_expired=True)):
+        for limit in (1, 2, 10):
+            want = [(f.id, f.source_id, f.type, f.target_id, f.fact)
+                    for f in store.facts_of_entities(g, ids, time, limit=limit)]
+            assert store.fact_lines(g, ids, time, limit) == want
+    assert [x[4] for x in store.fact_lines(g, ids, TimeFilter(), 10)] == ["0 and 1", "2 and 0", "4 and 0"]
+    assert store.fact_lines("g2", ids, TimeFilter(include_expired=True), 10) == []
+    assert store.fact_lines(g, [], TimeFilter(), 10) == []

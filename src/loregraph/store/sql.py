@@ -1008,6 +1008,16 @@ class SQLStore:
         return [self._fact(r) for r in self._touching(_F_FACT_COLS, group_id, entity_ids, time, types, limit,
                                                       newest_first, other_ends)]
 
+    def fact_lines(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
+                   limit: int) -> list[tuple[str, str, str, str, str]]:
+        """(fact id, source id, type, target id, fact text) of the facts ``facts_of_entities`` gives, in its order
+        (oldest first), without their other columns: what an extraction prompt shows of them."""
+        if not entity_ids:
+            return []
+        rows = self._touching("f.id, f.source_id, f.type, f.target_id, f.fact", group_id, entity_ids, time, None,
+                              limit, False)
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
     def fact_edges(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                    limit: int) -> list[tuple[str, str, str]]:
         """(fact id, source id, target id) of the newest facts touching ``entity_ids``; cheap graph walking."""
