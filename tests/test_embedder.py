@@ -117,6 +117,20 @@ def test_batch_matches_single_and_order_is_preserved(emb):
     assert np.all(np.sum(batched * singles, axis=1) > 0.97)
 
 
+def test_tokens_are_what_the_tokenizers_batch_encoding_gives(emb):
+    """The runner encodes each text on its own thread and pads them itself: the model must see exactly the ids,
+    mask and type ids of ``encode_batch`` (so embeddings do not move), for one text and for a padded batch."""
+    runner = emb._get_runner()
+    texts = [*SENTENCES, "", "word " * 600, "Émile's café — naïve 🎉 test"]
+    for batch in ([texts[0]], [texts[-1]], [texts[-3]], texts, texts[::-1]):
+        ids, mask, type_ids = runner.encode(batch)
+        ref = runner.tokenizer.encode_batch(batch)
+        assert ids.tolist() == [e.ids for e in ref]
+        assert mask.tolist() == [e.attention_mask for e in ref]
+        assert type_ids.tolist() == [e.type_ids for e in ref]
+        assert ids.dtype == mask.dtype == type_ids.dtype == np.int64
+
+
 def test_duplicates_and_cache(emb):
     emb.clear_cache()
     texts = ["Carol is allergic to peanuts.", "Dave plays the violin.", "Carol is allergic to peanuts."]

@@ -472,3 +472,52 @@ def test_an_over_long_word_is_indexed_and_found_on_both_backends(store):
     assert [h.id for h in store.fulltext("episode", ["g1"], long_utf8, 5)] == [ep.id]
     assert [h.id for h in store.fulltext("fact", ["g1"], f"{long_utf8} token", 5)] == [f.id]
     assert store.fulltext("entity", ["g1"], "x" * 50, 5) == []  # a shorter word is another term
+
+
+def test_facts_between_two_entities_are_read_without_the_rest(store):
+    g = "g1"
+    ents = [Entity(group_id=g, name=f"m{i}", type="entity") for i in range(4)]
+    pairs = ((0, 1), (2, 0), (0, 3), (1, 0), (3, 2))
+    facts = [Fact(group_id=g, source_id=ents[a].id, target_id=ents[b].id, type="RELATED_TO", fact=f"{a}-{b}")
+             for a, b in pairs]
+    store.apply(GraphDelta(group_id=g, entities=ents, facts=facts), SCHEMA)
+    # both directions, in write order; a fact of the other ends among themselves (3-2) is not between them
+    got = store.facts_of_entities(g, [ents[0].id], TimeFilter(), other_ends=[ents[1].id])
+    assert [f.fact for f in got] == ["0-1", "1-0"]
+    got = store.facts_of_entities(g, [ents[0].id], TimeFilter(), other_ends=[ents[2].id, ents[3].id])
+    assert [f.fact for f in got] == ["2-0", "0-3"]
+    assert store.facts_of_entities(g, [ents[0].id], TimeFilter(), types=["USES"], other_ends=[ents[1].id]) == []
+    assert store.facts_of_entities(g, [ents[0].id], TimeFilter(), other_ends=[]) == []
+    # another group's ids as the other end find nothing
+    twin = Entity(group_id="g2", name="m1", type="entity")
+    store.apply(GraphDelta(group_id="g2", entities=[twin]), SCHEMA)
+    assert store.facts_of_entities(g, [ents[0].id], TimeFilter(), other_ends=[twin.id]) == []
+    assert store.facts_of_entities("g2", [ents[0].id], TimeFilter(), other_ends=[ents[1].id]) == []
+
+
+def test_entity_names_are_the_live_entities_of_the_group(store):
+    a, b = Entity(group_id="g1", name="Ada Lovelace", type="person"), Entity(group_id="g1", name="Kafka", type="tool")
+    store.apply(GraphDelta(group_id="g1", entities=[a, b]), SCHEMA)
+    assert store.entity_names("g1", [a.id, b.id, "nope"]) == {a.id: "Ada Lovelace", b.id: "Kafka"}
+    assert store.entity_names("g2", [a.id, b.id]) == {}
+    b.deleted_at = b.updated_at
+    store.apply(GraphDelta(group_id="g1", entities=[b]), SCHEMA)
+    assert store.entity_names("g1", [a.id, b.id]) == {a.id: "Ada Lovelace"}
+
+
+def test_fact_lines_are_facts_of_entities_without_the_other_columns(store):
+    g = "g1"
+    ents = [Entity(group_id=g, name=f"k{i}", type="entity") for i in range(5)]
+    facts = [Fact(group_id=g, source_id=ents[a].id, target_id=ents[b].id, type="RELATED_TO", fact=f"{a} and {b}",
+                  invalid_at=T0 if (a, b) == (3, 4) else None, valid_at=T0 - timedelta(days=1))
+             for a, b in ((0, 1), (2, 0), (1, 2), (3, 4), (4, 0))]
+    store.apply(GraphDelta(group_id=g, entities=ents, facts=facts), SCHEMA)
+    ids = [ents[0].id, ents[3].id]
+    for time in (TimeFilter(), TimeFilter(include_expired=True)):
+        for limit in (1, 2, 10):
+            want = [(f.id, f.source_id, f.type, f.target_id, f.fact)
+                    for f in store.facts_of_entities(g, ids, time, limit=limit)]
+            assert store.fact_lines(g, ids, time, limit) == want
+    assert [x[4] for x in store.fact_lines(g, ids, TimeFilter(), 10)] == ["0 and 1", "2 and 0", "4 and 0"]
+    assert store.fact_lines("g2", ids, TimeFilter(include_expired=True), 10) == []
+    assert store.fact_lines(g, [], TimeFilter(), 10) == []

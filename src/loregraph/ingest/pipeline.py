@@ -238,11 +238,11 @@ class IngestPipeline:
     def _candidate_facts(self, gid: str, candidates: list[CandidateEntity]) -> list[CandidateFact]:
         if not candidates:
             return []
-        facts = self.store.facts_of_entities(gid, [c.id for c in candidates], TimeFilter(), limit=CANDIDATE_FACTS)
-        ids = {x for f in facts for x in (f.source_id, f.target_id)}
-        names = {e.id: e.name for e in self.store.get_entities(gid, list(ids))}
-        return [CandidateFact(f.id, f.source_id, names.get(f.source_id, "?"), f.type, f.target_id,
-                              names.get(f.target_id, "?"), f.fact) for f in facts]
+        facts = self.store.fact_lines(gid, [c.id for c in candidates], TimeFilter(), limit=CANDIDATE_FACTS)
+        names = {c.id: c.name for c in candidates}  # one end of each fact is a candidate: read the others' names
+        names.update(self.store.entity_names(gid, {x for f in facts for x in (f[1], f[3])} - set(names)))
+        return [CandidateFact(fid, src, names.get(src, "?"), ftype, dst, names.get(dst, "?"), text)
+                for fid, src, ftype, dst, text in facts]
 
     def _embed_missing(self, delta: GraphDelta, keep: set[str]) -> None:
         """Steps 27-29: embeddings for entity names, fact text and episode content, when missing (records in

@@ -307,7 +307,9 @@ class DeltaBuilder:
 
     # ---- relations ------------------------------------------------------------------------------
     def _existing(self, source_id: str, ftype: str | None, target_id: str | None) -> list[Fact]:
-        facts = self.store.facts_of_entities(self.gid, [source_id], TimeFilter(), [ftype] if ftype else None)
+        # with a target, only the facts between the two are read (not every fact of a busy speaker)
+        facts = self.store.facts_of_entities(self.gid, [source_id], TimeFilter(), [ftype] if ftype else None,
+                                             other_ends=None if target_id is None else [target_id])
         out = []
         for f in facts:
             fwd = f.source_id == source_id and (target_id is None or f.target_id == target_id)

@@ -34,6 +34,9 @@ class OnnxRunner:
             pad_id = tokenizer.token_to_id(pad_token) or 0
         tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)  # pad to the longest in each batch
         self.tokenizer = tokenizer
+        padding = tokenizer.padding or {}
+        self.pad_id = int(padding.get("pad_id", pad_id))
+        self.pad_type_id = int(padding.get("pad_type_id", 0))
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = _ort_threads()
@@ -61,13 +64,27 @@ class OnnxRunner:
         assert dim_out is not None
         return dim_out
 
+    def encode(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Token ids, attention mask and token type ids of ``texts``, padded on the right to the longest: what the
+        tokenizer's ``encode_batch`` gives, but each text encoded on this thread (``encode_batch`` hands its work to
+        the tokenizer's thread pool, whose sleeping workers cost more to wake than tokenizing a few short texts)."""
+        encodings = [self.tokenizer.encode(t) for t in texts]
+        width = max((len(e.ids) for e in encodings), default=0)
+        ids = np.full((len(encodings), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        type_ids = np.full((len(encodings), width), self.pad_type_id, dtype=np.int64)
+        for row, e in enumerate(encodings):
+            n = len(e.ids)
+            ids[row, :n] = e.ids
+            mask[row, :n] = e.attention_mask
+            type_ids[row, :n] = e.type_ids
+        return ids, mask, type_ids
+
     def _forward(self, texts: list[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(texts)
-        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+        ids, mask, type_ids = self.encode(texts)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self.input_names:
-            feeds["token_type_ids"] = np.asarray([e.type_ids for e in encodings], dtype=np.int64)
+            feeds["token_type_ids"] = type_ids
         feeds = {k: v for k, v in feeds.items() if k in self.input_names}
         hidden = self.session.run(None, feeds)[0].astype(np.float32, copy=False)
         return pool_and_normalize(hidden, mask, self.pooling)

@@ -895,6 +895,9 @@ class SQLStore:
     def entity_types(self, group_id: str, ids: Iterable[str]) -> dict[str, str]:
         return dict(self._by_ids("entities", "id, type", group_id, list(ids), tuple, " AND deleted_at IS NULL"))
 
+    def entity_names(self, group_id: str, ids: Iterable[str]) -> dict[str, str]:
+        return dict(self._by_ids("entities", "id, name", group_id, list(ids), tuple, " AND deleted_at IS NULL"))
+
     def groups_of(self, kind: SearchKind, record_id: str, within: Sequence[str] | None) -> list[str]:
         """The groups among ``within`` (every group if None: an admin caller) holding an episode, entity or fact
         with this id, sorted (for routes that name a record only by id). Ids are per group: several may."""
@@ -959,15 +962,26 @@ class SQLStore:
         return [self._entity(r) for r in self._fetch(sql + " ORDER BY seq LIMIT ? OFFSET ?", (*params, limit, offset))]
 
     def _touching(self, cols: str, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
-                  types: Sequence[str] | None, limit: int, newest_first: bool) -> list[Any]:
+                  types: Sequence[str] | None, limit: int, newest_first: bool,
+                  other_ends: Sequence[str] | None = None) -> list[Any]:
         """Rows of facts touching any of ``entity_ids`` (either end) valid under ``time``, by seq (the last
-        column of each row). Ids go in chunks; each chunk's first ``limit`` rows are merged and cut again."""
+        column of each row); with ``other_ends``, only those whose other end is one of them. Ids go in chunks;
+        each chunk's first ``limit`` rows are merged and cut again."""
         tsql, tparams = self._time_sql("f", time)
         tfilter = ""
         typ: list[Any] = []
         if types:
             tfilter, typ = self._in("f.type", list(types))
             tfilter = " AND " + tfilter
+        src_end = tgt_end = ""
+        src_end_p: list[Any] = []
+        tgt_end_p: list[Any] = []
+        if other_ends is not None:
+            if not other_ends:
+                return []
+            src_end, src_end_p = self._in("f.target_id", list(dict.fromkeys(other_ends)))
+            tgt_end, tgt_end_p = self._in("f.source_id", list(dict.fromkeys(other_ends)))
+            src_end, tgt_end = " AND " + src_end, " AND " + tgt_end
         by_seq: dict[int, Any] = {}
         with self._read() as c:
             for ids in chunks(list(dict.fromkeys(entity_ids)), self.CHUNK):
@@ -975,23 +989,34 @@ class SQLStore:
                 tgt, tgt_p = self._in("f.target_id", ids)
                 not_src, not_src_p = self._not_in("f.source_id", ids)
                 # two index-backed halves; an OR over source/target would scan the whole group
-                sql = (f"SELECT * FROM (SELECT {cols}, f.seq AS seq_ FROM facts f WHERE f.group_id = ? AND {src} "
-                       f"AND {tsql}{tfilter} UNION ALL SELECT {cols}, f.seq FROM facts f WHERE f.group_id = ? "
-                       f"AND {tgt} AND {not_src} AND {tsql}{tfilter}) u "
+                sql = (f"SELECT * FROM (SELECT {cols}, f.seq AS seq_ FROM facts f WHERE f.group_id = ? AND {src}"
+                       f"{src_end} AND {tsql}{tfilter} UNION ALL SELECT {cols}, f.seq FROM facts f WHERE "
+                       f"f.group_id = ? AND {tgt} AND {not_src}{tgt_end} AND {tsql}{tfilter}) u "
                        f"ORDER BY seq_ {'DESC' if newest_first else ''} LIMIT ?")
-                for r in self._all(c, sql, (group_id, *src_p, *tparams, *typ, group_id, *tgt_p, *not_src_p,
-                                            *tparams, *typ, limit)):
+                for r in self._all(c, sql, (group_id, *src_p, *src_end_p, *tparams, *typ, group_id, *tgt_p,
+                                            *not_src_p, *tgt_end_p, *tparams, *typ, limit)):
                     by_seq[r[-1]] = r  # a fact with its ends in two chunks comes twice: once is kept
         return [by_seq[k] for k in sorted(by_seq, reverse=newest_first)][:limit]
 
     def facts_of_entities(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                           types: Sequence[str] | None = None, limit: int = 1000,
-                          newest_first: bool = False) -> list[Fact]:
-        """Facts touching any of ``entity_ids`` (either end), valid under ``time``."""
+                          newest_first: bool = False, other_ends: Sequence[str] | None = None) -> list[Fact]:
+        """Facts touching any of ``entity_ids`` (either end), valid under ``time``; with ``other_ends``, only
+        facts whose other end is one of those (the facts between two entities, read without the rest)."""
         if not entity_ids:
             return []
         return [self._fact(r) for r in self._touching(_F_FACT_COLS, group_id, entity_ids, time, types, limit,
-                                                      newest_first)]
+                                                      newest_first, other_ends)]
+
+    def fact_lines(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
+                   limit: int) -> list[tuple[str, str, str, str, str]]:
+        """(fact id, source id, type, target id, fact text) of the facts ``facts_of_entities`` gives, in its order
+        (oldest first), without their other columns: what an extraction prompt shows of them."""
+        if not entity_ids:
+            return []
+        rows = self._touching("f.id, f.source_id, f.type, f.target_id, f.fact", group_id, entity_ids, time, None,
+                              limit, False)
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def fact_edges(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                    limit: int) -> list[tuple[str, str, str]]:

@@ -27,6 +27,7 @@ GROUP_TOKEN_LEN = 13
 # it). PostgreSQL refuses a tsvector lexeme over 2047 bytes, which made a record with one ~2,000-character word
 # fail to index forever; 100 characters is at most 400 bytes of UTF-8 and no real word is longer.
 MAX_TERM_CHARS = 100
+STEM_CACHE_WORDS = 65_536  # distinct words whose stems are kept (~150 bytes each)
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults, PostgreSQL's store too
 
 
@@ -36,15 +37,19 @@ def group_token(group_id: str) -> str:
     return "g" + hashlib.sha1(group_id.encode("utf-8")).hexdigest()[:GROUP_TOKEN_LEN - 1]
 
 
-def terms(text: str) -> list[str]:
-    """Lower-cased, stop-word-free, stemmed words of ``text``, in order (each cut to ``MAX_TERM_CHARS``)."""
-    words = [w[:MAX_TERM_CHARS] for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
-    if not words:
-        return []
+@lru_cache(maxsize=STEM_CACHE_WORDS)
+def stem(word: str) -> str:
+    """The English Snowball stem of one lower-cased word (cached: the pure-Python stemmer is the slow part of
+    indexing, and a conversation repeats its words)."""
     stemmer = getattr(_STEMMERS, "english", None)
     if stemmer is None:
         stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
-    return stemmer.stemWords(words)
+    return str(stemmer.stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased, stop-word-free, stemmed words of ``text``, in order (each cut to ``MAX_TERM_CHARS``)."""
+    return [stem(w[:MAX_TERM_CHARS]) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
 
 
 def index_body(group_id: str, text: str) -> str:
