@@ -19,10 +19,12 @@ from loregraph.search.turns import (
     SESSION_WEIGHT,
     TIME_ANSWER_BOOST,
     TIME_ANSWER_POOL,
+    TOLD_IN_WINDOW_BOOST,
     asks,
     asks_when,
     holds_question,
     lift_time_answers,
+    lift_told_in_window,
     lower_questions,
     rescore_turns,
     tells_time,
@@ -156,6 +158,44 @@ def test_a_when_question_lifts_the_turns_that_tell_a_time():
     assert lifted[0] == ("moved", pytest.approx(0.8 + TIME_ANSWER_BOOST))
     assert lifted[1] == ("place", 0.9) and lifted[-1] == ("far", 0.1)  # beyond the pool: not looked at
     assert len(lifted) == len(scored)
+
+
+def test_a_turn_told_in_the_named_window_that_tells_a_time_is_lifted():
+    """ "What did James do on March 16?": the turn said in the window that tells a time ("yesterday I...") rises;
+    a turn of the window that tells no time, one that tells a time outside it, and any beyond the pool do not."""
+    window = named_window("Which sport was James playing on March 16, 2022?")
+    assert window is not None
+    later = T0 + timedelta(days=60)
+    places = {"plain": ("s1", T0), "told": ("s1", T0), "outside": ("s2", later), "far": ("s1", T0)}
+    texts = {"plain": "James(user): Bowling is my favourite sport.", "told": "James(user): Yesterday I went bowling!",
+             "outside": "James(user): Last week I went bowling again.", "far": "James(user): Yesterday was fun."}
+    places.update({f"x{n}": ("s3", later) for n in range(TIME_ANSWER_POOL - 3)})
+    scored = [("plain", 0.9), ("outside", 0.85), ("told", 0.8)] + [(f"x{n}", 0.5) for n in range(TIME_ANSWER_POOL - 3)]
+    scored.append(("far", 0.1))
+    lifted = lift_told_in_window(scored, texts, places, window)
+    assert lifted[0] == ("told", pytest.approx(0.8 + TOLD_IN_WINDOW_BOOST))
+    assert lifted[1] == ("plain", 0.9) and lifted[2] == ("outside", 0.85)
+    assert lifted[-1] == ("far", 0.1) and len(lifted) == len(scored)  # beyond the pool: not looked at
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_search_puts_the_turn_telling_of_the_named_day_first(backend, request, tmp_path, monkeypatch):
+    """The session after the named day holds two turns on bowling; the one that tells when ("yesterday") comes
+    first, though the other matches the question's words better (without the told-in-window term it does not)."""
+    db_url = request.getfixturevalue("pg_db") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+    async with await Memory.open(db_url) as m:
+        texts = ["Oh I went bowling with friends, James.", "Nice! Good for you.",
+                 "Yesterday I went bowling with friends.", "Sounds like fun."]
+        for n, text in enumerate(texts):
+            await m.add_messages("g1", [Message(content=text, role_type="user", role=["James", "John"][n % 2],
+                                                timestamp=T0 + timedelta(seconds=n))], conversation_id="s1")
+        question = "Where did James go with friends on March 16, 2022?"
+        found = await m.search(question, "g1", limit=2, include=["episodes"])
+        assert "Yesterday I went bowling" in found.episodes[0].episode.content
+        monkeypatch.setattr("loregraph.search.turns.TOLD_IN_WINDOW_BOOST", 0.0)
+        without = await m.search(question, "g1", limit=2, include=["episodes"])
+        assert "Oh I went bowling" in without.episodes[0].episode.content
+        assert (await m.search(question, "other", limit=2, include=["episodes"])).episodes == []
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
