@@ -10,7 +10,7 @@ import pytest
 from loregraph.graph.types import Episode
 from loregraph.memory import Memory, Message
 from loregraph.search.dates import FOLLOWING_DAYS, Window, named_window
-from loregraph.search.hybrid import ScoredEpisode, SearchResults
+from loregraph.search.hybrid import EVIDENCE_CONTEXT_RANK, ScoredEpisode, SearchResults
 from loregraph.search.turns import (
     ANSWER_WEIGHT,
     CONTEXT_WEIGHT,
@@ -264,3 +264,41 @@ def test_evidence_below_ten_shows_the_best_turn_without_its_context():
     asking = best.model_copy(update={"content": "Which game do you like best?"})
     res.episodes[0] = ScoredEpisode(asking, 1.0)
     assert [e.episode.name for e in res.evidence(3)] == ["best", "after", "hit0"]
+
+
+def test_evidence_from_ten_shows_only_the_context_turns_among_the_best_candidates():
+    """From k = 10 a context turn of the best turn comes with it only when the rescoring put it among the best
+    ``EVIDENCE_CONTEXT_RANK`` candidates; a neighbour nothing supports gives its slot to the next hit."""
+    def turn(name: str, seconds: int) -> Episode:
+        return Episode(group_id="g1", name=name, content=name, role="user", conversation_id="s1",
+                       valid_at=T0 + timedelta(seconds=seconds))
+    best, before, after = turn("best", 10), turn("before", 9), turn("after", 11)
+    hits = [turn(f"hit{n}", 100 + n) for n in range(10)]
+    episodes = [ScoredEpisode(best, 1.0)] + [ScoredEpisode(h, 0.9 - n / 100) for n, h in enumerate(hits)]
+    filler = [f"other{n}" for n in range(EVIDENCE_CONTEXT_RANK)]
+    ranked = [best.id] + [h.id for h in hits] + [after.id] + filler  # "before" is not among the best
+    res = SearchResults(episodes=episodes, context={best.id: [before, after]},
+                        top_candidates=ranked[:EVIDENCE_CONTEXT_RANK])
+    assert [e.episode.name for e in res.evidence(10)][:3] == ["best", "after", "hit0"]
+    assert "before" not in [e.episode.name for e in res.evidence(10)]
+    # without the rescored candidates (turn_context off, or results built by hand) all the context is shown
+    res.top_candidates = []
+    assert [e.episode.name for e in res.evidence(10)][:3] == ["best", "before", "after"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_search_keeps_the_best_candidates_for_the_evidence_context(backend, request, tmp_path):
+    """A search with turn context records its best rescored candidates (at most ``EVIDENCE_CONTEXT_RANK``, best
+    first, the shown episodes among them); without turn context none."""
+    db_url = request.getfixturevalue("pg_db") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+    async with await Memory.open(db_url) as m:
+        texts = [f"Turn {n}: we talked about bowling and games, round {n}." for n in range(EVIDENCE_CONTEXT_RANK + 6)]
+        for n, text in enumerate(texts):
+            await m.add_messages("g1", [Message(content=text, role_type="user", role=["James", "John"][n % 2],
+                                                timestamp=T0 + timedelta(seconds=n))], conversation_id="s1")
+        res = await m.search("What did they say about bowling?", "g1", limit=10, include=["episodes"])
+        assert len(res.top_candidates) == EVIDENCE_CONTEXT_RANK
+        assert [e.episode.id for e in res.episodes] == res.top_candidates[:len(res.episodes)]
+        plain = await m.search("What did they say about bowling?", "g1", limit=10, include=["episodes"],
+                               turn_context=False)
+        assert plain.top_candidates == []
