@@ -10,7 +10,7 @@ import pytest
 from loregraph.graph.types import Episode
 from loregraph.memory import Memory, Message
 from loregraph.search.dates import FOLLOWING_DAYS, Window, named_window
-from loregraph.search.hybrid import EVIDENCE_CONTEXT_RANK, ScoredEpisode, SearchResults
+from loregraph.search.hybrid import EVIDENCE_CONTEXT_RANK, WHOLE_CONTEXT_FROM_K, ScoredEpisode, SearchResults
 from loregraph.search.turns import (
     ANSWER_WEIGHT,
     CONTEXT_WEIGHT,
@@ -281,6 +281,8 @@ def test_evidence_from_ten_shows_only_the_context_turns_among_the_best_candidate
                         top_candidates=ranked[:EVIDENCE_CONTEXT_RANK])
     assert [e.episode.name for e in res.evidence(10)][:3] == ["best", "after", "hit0"]
     assert "before" not in [e.episode.name for e in res.evidence(10)]
+    # a list as long as k = WHOLE_CONTEXT_FROM_K keeps all the context
+    assert [e.episode.name for e in res.evidence(WHOLE_CONTEXT_FROM_K)][:3] == ["best", "before", "after"]
     # without the rescored candidates (turn_context off, or results built by hand) all the context is shown
     res.top_candidates = []
     assert [e.episode.name for e in res.evidence(10)][:3] == ["best", "before", "after"]

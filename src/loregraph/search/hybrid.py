@@ -41,8 +41,10 @@ SMALL_EVIDENCE_CONTEXT_OF_A_QUESTION = (0, 1)
 # evidence(k) from k = 10: a context turn of the best turn is shown only when it is itself among the best
 # EVIDENCE_CONTEXT_RANK rescored candidates (search.turns); a neighbour nothing else supports ("Nice! Good for
 # you.") gives its slot to the next hit. LoCoMo 0-4 paper recall@10 0.828 -> 0.833 (5-9: 0.794 -> 0.797); best
-# 10 / 15 / 20 / 40 / 60 / 120: 0.827 / 0.833 / 0.832 / 0.831 / 0.829 / 0.827; below k = 10 no change
+# 10 / 15 / 20 / 40 / 60 / 120: 0.827 / 0.833 / 0.832 / 0.831 / 0.829 / 0.827; below k = 10 no change. A list as
+# long as k = 25 keeps all the context (with the rule @25 0.884 -> 0.878, 0.881 with the best 75).
 EVIDENCE_CONTEXT_RANK = 30
+WHOLE_CONTEXT_FROM_K = 25
 # Relevance floor: a search whose best match (cosine of the query to the closest fact, entity or message) stays
 # below this returns nothing, flagged ``below_floor``; 0 turns the floor off. Measured with all-MiniLM-L6-v2
 # (docs/relevance-floor.md): the highest floor (0.025 steps) that empties no on-topic question — LoCoMo's
@@ -157,8 +159,8 @@ class SearchResults:
     """True when the groups hold memory but nothing cleared the relevance floor: the results are empty on purpose."""
     top_candidates: list[str] = field(default_factory=list)
     """Ids of the best ``EVIDENCE_CONTEXT_RANK`` candidate messages after rescoring with their conversation
-    (search.turns), best first; empty without ``turn_context``. From k = 10 ``evidence`` shows the best turn's context
-    turns that are among them (all of them when this is empty)."""
+    (search.turns), best first; empty without ``turn_context``. From k = 10 (below ``WHOLE_CONTEXT_FROM_K``)
+    ``evidence`` shows the best turn's context turns that are among them (all of them when this is empty)."""
 
     def is_empty(self) -> bool:
         return not (self.facts or self.entities or self.episodes)
@@ -167,7 +169,8 @@ class SearchResults:
         """The k source messages that best support an answer: episodes by score, each lifted by the facts
         derived from it (a fact points at the turns it came from); the best turn's context turns right after it
         (below k = 10 at most ``SMALL_EVIDENCE_CONTEXT`` before / after it, or, when it holds a question,
-        ``SMALL_EVIDENCE_CONTEXT_OF_A_QUESTION``: its reply; from k = 10 those of ``top_candidates``)."""
+        ``SMALL_EVIDENCE_CONTEXT_OF_A_QUESTION``: its reply; from k = 10 those of ``top_candidates``, from
+        ``WHOLE_CONTEXT_FROM_K`` all)."""
         scores = {e.episode.id: e.score for e in self.episodes}
         by_id = {e.episode.id: e.episode for e in self.episodes}
         for f in self.facts:
@@ -186,7 +189,7 @@ class SearchResults:
     def _shown_context(self, episode_id: str, by_id: dict[str, Episode], k: int) -> list[Episode]:
         """The context turns of one episode that ``evidence(k)`` shows with it, in time order."""
         turns = self.context.get(episode_id, [])
-        if k >= 10 and self.top_candidates:
+        if 10 <= k < WHOLE_CONTEXT_FROM_K and self.top_candidates:
             supported = set(self.top_candidates)
             return [e for e in turns if e.id in supported]
         if k >= 10 or not turns:
