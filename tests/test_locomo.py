@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from conftest import SHARED
-from loregraph.bench.locomo import parse_session_time
+from loregraph.bench.locomo import data_candidates, locate_data, parse_session_time
 
 DATA = SHARED / "bench" / "locomo" / "locomo10.json"
 
@@ -51,3 +53,42 @@ def test_locomo_smoke_run_on_one_conversation(tmp_path):
     assert n > 10 and recall >= 0.58 and recall > bm25 > vector
     dates = re.search(r"session dates in valid_at: (\d+)/(\d+)", out.stderr.replace("\n", " "))
     assert dates and dates[1] == dates[2]  # every checked turn carries its session's date-time
+
+
+def test_data_is_found_from_the_current_directory(tmp_path):
+    """Without --data, ../shared/bench/locomo/locomo10.json is looked for from where the command runs."""
+    data = tmp_path / "shared" / "bench" / "locomo" / "locomo10.json"
+    data.parent.mkdir(parents=True)
+    data.write_text("[]")
+    (tmp_path / "checkout").mkdir()
+    path, missing = locate_data(None, cwd=tmp_path / "checkout")
+    assert path == data.resolve() and not missing
+
+
+def test_an_explicit_data_path_that_is_absent_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="--data: no file at"):
+        locate_data(tmp_path / "nope.json")
+
+
+def test_the_checkout_root_is_a_candidate_when_run_from_elsewhere(tmp_path):
+    """Run from any directory, a source checkout still finds its sibling ../shared."""
+    root = Path(__file__).resolve().parents[1]
+    assert (root / ".." / "shared" / "bench" / "locomo" / "locomo10.json").resolve() in data_candidates(tmp_path)
+
+
+def test_bench_without_data_skips_with_the_places_it_looked(tmp_path):
+    """The CLI run from a directory with no ../shared and a copy of the package outside any checkout: a clear
+    message, exit 0 (how CI's smoke test behaves without the data)."""
+    import shutil
+
+    pkg = tmp_path / "site" / "loregraph"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "src" / "loregraph", pkg,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    work = tmp_path / "x" / "y"
+    work.mkdir(parents=True)
+    out = subprocess.run([sys.executable, "-m", "loregraph.cli", "bench", "locomo", "--db", str(tmp_path / "l.db")],
+                         capture_output=True, text=True, timeout=300, cwd=work,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path / "site")})
+    assert out.returncode == 0, out.stderr
+    err = " ".join(out.stderr.split())
+    assert "LoCoMo data not found at" in err and "--data" in err and "skipping" in err

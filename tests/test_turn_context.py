@@ -10,7 +10,7 @@ import pytest
 from loregraph.graph.types import Episode
 from loregraph.memory import Memory, Message
 from loregraph.search.dates import FOLLOWING_DAYS, Window, named_window
-from loregraph.search.hybrid import ScoredEpisode, SearchResults
+from loregraph.search.hybrid import EVIDENCE_CONTEXT_RANK, WHOLE_CONTEXT_FROM_K, ScoredEpisode, SearchResults
 from loregraph.search.turns import (
     ANSWER_WEIGHT,
     CONTEXT_WEIGHT,
@@ -19,10 +19,12 @@ from loregraph.search.turns import (
     SESSION_WEIGHT,
     TIME_ANSWER_BOOST,
     TIME_ANSWER_POOL,
+    TOLD_IN_WINDOW_BOOST,
     asks,
     asks_when,
     holds_question,
     lift_time_answers,
+    lift_told_in_window,
     lower_questions,
     rescore_turns,
     tells_time,
@@ -158,6 +160,44 @@ def test_a_when_question_lifts_the_turns_that_tell_a_time():
     assert len(lifted) == len(scored)
 
 
+def test_a_turn_told_in_the_named_window_that_tells_a_time_is_lifted():
+    """ "What did James do on March 16?": the turn said in the window that tells a time ("yesterday I...") rises;
+    a turn of the window that tells no time, one that tells a time outside it, and any beyond the pool do not."""
+    window = named_window("Which sport was James playing on March 16, 2022?")
+    assert window is not None
+    later = T0 + timedelta(days=60)
+    places = {"plain": ("s1", T0), "told": ("s1", T0), "outside": ("s2", later), "far": ("s1", T0)}
+    texts = {"plain": "James(user): Bowling is my favourite sport.", "told": "James(user): Yesterday I went bowling!",
+             "outside": "James(user): Last week I went bowling again.", "far": "James(user): Yesterday was fun."}
+    places.update({f"x{n}": ("s3", later) for n in range(TIME_ANSWER_POOL - 3)})
+    scored = [("plain", 0.9), ("outside", 0.85), ("told", 0.8)] + [(f"x{n}", 0.5) for n in range(TIME_ANSWER_POOL - 3)]
+    scored.append(("far", 0.1))
+    lifted = lift_told_in_window(scored, texts, places, window)
+    assert lifted[0] == ("told", pytest.approx(0.8 + TOLD_IN_WINDOW_BOOST))
+    assert lifted[1] == ("plain", 0.9) and lifted[2] == ("outside", 0.85)
+    assert lifted[-1] == ("far", 0.1) and len(lifted) == len(scored)  # beyond the pool: not looked at
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_search_puts_the_turn_telling_of_the_named_day_first(backend, request, tmp_path, monkeypatch):
+    """The session after the named day holds two turns on bowling; the one that tells when ("yesterday") comes
+    first, though the other matches the question's words better (without the told-in-window term it does not)."""
+    db_url = request.getfixturevalue("pg_db") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+    async with await Memory.open(db_url) as m:
+        texts = ["Oh I went bowling with friends, James.", "Nice! Good for you.",
+                 "Yesterday I went bowling with friends.", "Sounds like fun."]
+        for n, text in enumerate(texts):
+            await m.add_messages("g1", [Message(content=text, role_type="user", role=["James", "John"][n % 2],
+                                                timestamp=T0 + timedelta(seconds=n))], conversation_id="s1")
+        question = "Where did James go with friends on March 16, 2022?"
+        found = await m.search(question, "g1", limit=2, include=["episodes"])
+        assert "Yesterday I went bowling" in found.episodes[0].episode.content
+        monkeypatch.setattr("loregraph.search.turns.TOLD_IN_WINDOW_BOOST", 0.0)
+        without = await m.search(question, "g1", limit=2, include=["episodes"])
+        assert "Oh I went bowling" in without.episodes[0].episode.content
+        assert (await m.search(question, "other", limit=2, include=["episodes"])).episodes == []
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 async def test_search_finds_the_turn_of_the_named_day_and_can_turn_it_off(backend, request, tmp_path):
     """Two sessions tell of bowling; the question names the day before the first one ("yesterday I went bowling"),
@@ -224,3 +264,43 @@ def test_evidence_below_ten_shows_the_best_turn_without_its_context():
     asking = best.model_copy(update={"content": "Which game do you like best?"})
     res.episodes[0] = ScoredEpisode(asking, 1.0)
     assert [e.episode.name for e in res.evidence(3)] == ["best", "after", "hit0"]
+
+
+def test_evidence_from_ten_shows_only_the_context_turns_among_the_best_candidates():
+    """From k = 10 a context turn of the best turn comes with it only when the rescoring put it among the best
+    ``EVIDENCE_CONTEXT_RANK`` candidates; a neighbour nothing supports gives its slot to the next hit."""
+    def turn(name: str, seconds: int) -> Episode:
+        return Episode(group_id="g1", name=name, content=name, role="user", conversation_id="s1",
+                       valid_at=T0 + timedelta(seconds=seconds))
+    best, before, after = turn("best", 10), turn("before", 9), turn("after", 11)
+    hits = [turn(f"hit{n}", 100 + n) for n in range(10)]
+    episodes = [ScoredEpisode(best, 1.0)] + [ScoredEpisode(h, 0.9 - n / 100) for n, h in enumerate(hits)]
+    filler = [f"other{n}" for n in range(EVIDENCE_CONTEXT_RANK)]
+    ranked = [best.id] + [h.id for h in hits] + [after.id] + filler  # "before" is not among the best
+    res = SearchResults(episodes=episodes, context={best.id: [before, after]},
+                        top_candidates=ranked[:EVIDENCE_CONTEXT_RANK])
+    assert [e.episode.name for e in res.evidence(10)][:3] == ["best", "after", "hit0"]
+    assert "before" not in [e.episode.name for e in res.evidence(10)]
+    # a list as long as k = WHOLE_CONTEXT_FROM_K keeps all the context
+    assert [e.episode.name for e in res.evidence(WHOLE_CONTEXT_FROM_K)][:3] == ["best", "before", "after"]
+    # without the rescored candidates (turn_context off, or results built by hand) all the context is shown
+    res.top_candidates = []
+    assert [e.episode.name for e in res.evidence(10)][:3] == ["best", "before", "after"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_search_keeps_the_best_candidates_for_the_evidence_context(backend, request, tmp_path):
+    """A search with turn context records its best rescored candidates (at most ``EVIDENCE_CONTEXT_RANK``, best
+    first, the shown episodes among them); without turn context none."""
+    db_url = request.getfixturevalue("pg_db") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+    async with await Memory.open(db_url) as m:
+        texts = [f"Turn {n}: we talked about bowling and games, round {n}." for n in range(EVIDENCE_CONTEXT_RANK + 6)]
+        for n, text in enumerate(texts):
+            await m.add_messages("g1", [Message(content=text, role_type="user", role=["James", "John"][n % 2],
+                                                timestamp=T0 + timedelta(seconds=n))], conversation_id="s1")
+        res = await m.search("What did they say about bowling?", "g1", limit=10, include=["episodes"])
+        assert len(res.top_candidates) == EVIDENCE_CONTEXT_RANK
+        assert [e.episode.id for e in res.episodes] == res.top_candidates[:len(res.episodes)]
+        plain = await m.search("What did they say about bowling?", "g1", limit=10, include=["episodes"],
+                               turn_context=False)
+        assert plain.top_candidates == []

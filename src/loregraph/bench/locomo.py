@@ -6,7 +6,8 @@ an episode credits itself, a fact credits the episodes of its provenance, entiti
 Recall@k = share of the question's evidence turns credited. Baselines over the raw turns of the same group,
 in the same run: BM25 (SQLite FTS5, porter tokenizer) and vector kNN with the same embedder.
 
-The data set (CC BY-NC) is read from ../shared/bench/locomo/locomo10.json by default and never copied.
+The data set (CC BY-NC) is never copied: without ``--data`` it is looked for at ../shared/bench/locomo/locomo10.json
+from the current directory, then from the root of the source checkout loregraph runs from (``locate_data``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-DEFAULT_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "bench" / "locomo" / "locomo10.json"
+DATA_FROM_CHECKOUT = Path("..") / "shared" / "bench" / "locomo" / "locomo10.json"
+# ../shared seen from the root of the source checkout (src/loregraph/bench/locomo.py -> the root)
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / DATA_FROM_CHECKOUT
 PAPER_K = (5, 10, 25)  # the k of the LoCoMo paper's retrieval table that the benchmark reports
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _SESSION_TIME = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I)
@@ -59,6 +62,33 @@ class Sample:
     sample_id: str
     turns: list[Turn]
     questions: list[dict[str, Any]]
+
+
+def data_candidates(cwd: Path | None = None) -> list[Path]:
+    """Where locomo10.json is looked for without ``--data``, in order: ../shared/bench/locomo/ seen from the current
+    directory, then from the root of the source checkout loregraph is imported from (when it is one: a
+    pyproject.toml there; an installed package has none)."""
+    found = [((cwd or Path.cwd()) / DATA_FROM_CHECKOUT).resolve()]
+    root = Path(__file__).resolve().parents[3]
+    if (root / "pyproject.toml").is_file():
+        found.append((root / DATA_FROM_CHECKOUT).resolve())
+    return list(dict.fromkeys(found))
+
+
+def locate_data(data: Path | None, cwd: Path | None = None) -> tuple[Path | None, str]:
+    """The LoCoMo file to read and, when there is none, why: an explicit ``data`` path must exist (ValueError
+    naming --data otherwise); without one, the first of ``data_candidates`` that exists, or None and a message
+    naming the places looked at."""
+    if data is not None:
+        if not Path(data).is_file():
+            raise ValueError(f"--data: no file at {data} (expected LoCoMo's locomo10.json)")
+        return Path(data), ""
+    candidates = data_candidates(cwd)
+    for path in candidates:
+        if path.is_file():
+            return path, ""
+    return None, ("LoCoMo data not found at " + " nor ".join(str(p) for p in candidates) + " (it lives in "
+                  "../shared/bench/locomo, never in this repository; pass --data PATH/locomo10.json); skipping.")
 
 
 def load(path: Path) -> list[Sample]:
@@ -148,10 +178,9 @@ async def run_locomo_bench(*, data: Path | None, k: int, conversations: int | No
                            db: str | None, console: Console) -> dict[str, Any]:
     from loregraph.memory import Memory, Message
 
-    path = Path(data) if data else DEFAULT_DATA
-    if not path.exists():
-        console.print(f"LoCoMo data not found at {path} (it lives in ../shared/bench/locomo, not in this "
-                      f"repository); skipping.")
+    path, missing = locate_data(data)
+    if path is None:
+        console.print(missing)
         return {}
     samples = load(path)[: conversations or None]
     url = db or f"sqlite:///{Path(tempfile.mkdtemp(prefix='loregraph-locomo-')) / 'locomo.db'}"

@@ -17,7 +17,11 @@ fused BM25 + vector score:
   and one of the best ``TIME_ANSWER_POOL`` candidates tells a time ("yesterday", "last week", "3 years ago"):
   the turn that answers a when-question says when (``lift_time_answers``);
 - question: minus ``QUESTION_PENALTY`` for a turn that asks, among the best ``TIME_ANSWER_POOL``, when the
-  question does not ask when (``lower_questions``).
+  question does not ask when (``lower_questions``);
+- told in the window: ``TOLD_IN_WINDOW_BOOST`` when the question names a day or month without asking when ("What
+  did James do on March 16, 2022?") and one of the best ``TIME_ANSWER_POOL`` was said in that window and tells a
+  time ("yesterday I went bowling", said on the 17th): what happened on a named day is told relatively, shortly
+  after it (``lift_told_in_window``).
 
 Weights tuned on LoCoMo conversations 0-4 (paper recall@10 0.745 -> 0.773 -> 0.804 with the answer and
 question terms and the wider time words, @5 0.614 -> 0.667 -> 0.694), confirmed on 5-9 (@10 0.696 -> 0.750 ->
@@ -49,6 +53,9 @@ ANSWER_POOL = 30
 # LoCoMo 0-4: recall@10 0.790 -> 0.798, @5 0.690 -> 0.693 (5-9: 0.759 -> 0.762, 0.639 -> 0.650); 0.15 / 0.25:
 # 0.795 / 0.799; when-questions: @5 -0.001
 QUESTION_PENALTY = 0.2
+# LoCoMo 0-4: recall@10 0.823 -> 0.828, @5 0.746 -> 0.754 (5-9: 0.790 -> 0.794, 0.716 -> 0.717; id 2 @5 0.662 ->
+# 0.675); 0.1 / 0.2 / 0.4 / 0.6: @10 0.827 / 0.828 / 0.828 / 0.826; over the best 10 / 30: 0.824 / 0.827
+TOLD_IN_WINDOW_BOOST = 0.3
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _TELLS_TIME = re.compile(
     r"\b(yesterday|tomorrow|tonight|today|recently|ago|since|"
@@ -76,25 +83,34 @@ def tells_time(text: str) -> bool:
     return bool(_TELLS_TIME.search(text))
 
 
-def _shift_head(scored: list[tuple[str, float]], texts: Mapping[str, str], which: Callable[[str], bool],
+def _shift_head(scored: list[tuple[str, float]], which: Callable[[str], bool],
                 delta: float) -> list[tuple[str, float]]:
-    """``scored`` (best first) with ``delta`` added to those of the first ``TIME_ANSWER_POOL`` whose text is
+    """``scored`` (best first) with ``delta`` added to those of the first ``TIME_ANSWER_POOL`` whose id is
     ``which``, sorted again; the rest as it was."""
-    head = [(i, s + delta if which(texts.get(i, "")) else s) for i, s in scored[:TIME_ANSWER_POOL]]
+    head = [(i, s + delta if which(i) else s) for i, s in scored[:TIME_ANSWER_POOL]]
     return sorted(head, key=lambda kv: -kv[1]) + scored[TIME_ANSWER_POOL:]
 
 
 def lift_time_answers(scored: list[tuple[str, float]], texts: Mapping[str, str]) -> list[tuple[str, float]]:
     """``scored`` (best first) with ``TIME_ANSWER_BOOST`` added to each candidate whose text tells a time, among
     the first ``TIME_ANSWER_POOL``; for a question that ``asks_when``."""
-    return _shift_head(scored, texts, tells_time, TIME_ANSWER_BOOST)
+    return _shift_head(scored, lambda i: tells_time(texts.get(i, "")), TIME_ANSWER_BOOST)
+
+
+def lift_told_in_window(scored: list[tuple[str, float]], texts: Mapping[str, str],
+                        places: Mapping[str, tuple[str | None, datetime]], window: Window) -> list[tuple[str, float]]:
+    """``scored`` (best first) with ``TOLD_IN_WINDOW_BOOST`` added to each candidate said in ``window`` whose text
+    tells a time, among the first ``TIME_ANSWER_POOL``; for a question that names a day or month without asking
+    when ("yesterday I went bowling" answers "What did James do on March 16?")."""
+    return _shift_head(scored, lambda i: i in places and places[i][1] in window and tells_time(texts.get(i, "")),
+                       TOLD_IN_WINDOW_BOOST)
 
 
 def lower_questions(scored: list[tuple[str, float]], texts: Mapping[str, str]) -> list[tuple[str, float]]:
     """``scored`` (best first) with ``QUESTION_PENALTY`` taken from each candidate that ``asks``, among the first
     ``TIME_ANSWER_POOL``: a turn that asks holds no answer (its reply is lifted by the answer term, and the best
     turn's neighbours still come with it)."""
-    return _shift_head(scored, texts, asks, -QUESTION_PENALTY)
+    return _shift_head(scored, lambda i: asks(texts.get(i, "")), -QUESTION_PENALTY)
 
 
 def asks(text: str) -> bool:
@@ -165,11 +181,14 @@ def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
     when = asks_when(query)
     eps = {} if when else load([i for i, _ in ranked if i in places][:ANSWER_POOL])
     answers = {} if when else answers_of(store, list(eps.values()), places)
-    chosen = rescore_turns(ranked, places, named_window(query), answers)
+    window = named_window(query)
+    chosen = rescore_turns(ranked, places, window, answers)
     missing = [i for i, _ in chosen[:max(limit, TIME_ANSWER_POOL)] if i not in eps]
     if missing:
         eps.update(load(missing))
     texts = {i: e.content for i, e in eps.items()}
     # the turn answering a when-question says when; the answer to another question is no question
     chosen = lift_time_answers(chosen, texts) if when else lower_questions(chosen, texts)
+    if window is not None and not when:  # what happened on the named day is told in its window, relatively
+        chosen = lift_told_in_window(chosen, texts, places, window)
     return chosen, eps
