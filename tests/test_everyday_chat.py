@@ -183,6 +183,16 @@ def test_a_finished_project_ends_when_it_was_finished(ex: LocalExtractor) -> Non
     assert any(e.type == "WORKS_ON" and e.reason == "finished" for e in x.endings)
 
 
+def test_a_later_done_remark_keeps_the_day_it_was_finished(ex: LocalExtractor) -> None:
+    """"finished X last Friday ... so good to have it done": the remark confirms the end, it does not move it to
+    the message time."""
+    x = ex.extract("Phew! I completed my debut album and uploaded it last Friday. Took forever, so nice to have "
+                   "it all done!", ctx())
+    rel = next(r for r in x.relations if r.type == "WORKS_ON")
+    assert rel.invalid_at is not None and rel.invalid_at.date() == datetime(2024, 6, 7).date()
+    assert rel.valid_at is not None and rel.valid_at <= rel.invalid_at
+
+
 def test_it_is_done_now_ends_the_project_named_before(ex: LocalExtractor) -> None:
     x = ex.extract("I built a treehouse project with my kids - took ages, but it's done now.", ctx())
     assert any(r.type == "WORKS_ON" and r.invalid_at is not None for r in x.relations)
