@@ -724,3 +724,60 @@ def test_names_given_in_answer_to_a_question_about_pets_are_pets(ex: LocalExtrac
     assert {e.name: (e.type, e.attributes.get("kind")) for e in x.entities} == {
         "Zuzu": ("entity", "pet"), "Juno": ("entity", "pet")}
     assert not [r for r in rels(x) if r[1] == "KNOWS"]
+
+
+# ---- chat4: typing classes (languages, breeds, methods, titles with a year, pets by copula) -------
+
+
+def test_a_language_learned_is_no_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("I use Italian with my grandparents every Sunday. My brother is trying Swahili this year.", ctx())
+    assert "Italian" not in ents(x) and "Swahili" not in ents(x)
+
+
+@pytest.mark.parametrize(("text", "breed"), [
+    ("Both of ours are Jack Terrier mixes and they never sit still.", "Jack Terrier"),
+    ("Honestly, Bernese Shepherds love the snow.", "Bernese Shepherds"),
+])
+def test_a_breed_is_no_person(ex: LocalExtractor, text: str, breed: str) -> None:
+    assert breed not in ents(ex.extract(text, ctx()))
+
+
+def test_a_named_method_is_a_concept(ex: LocalExtractor) -> None:
+    x = ex.extract("I've been using the Feynman Technique to revise for my exams.", ctx())
+    assert ents(x).get("Feynman Technique") == "concept"
+
+
+def test_a_year_after_a_title_is_part_of_it(ex: LocalExtractor) -> None:
+    x = ex.extract("Last night I tried Starfall 2099 with my cousin and I'm hooked on Starfall 2099 now.", ctx())
+    assert "Starfall" not in ents(x)
+
+
+def test_a_pet_named_by_the_copula(ex: LocalExtractor) -> None:
+    x = ex.extract("Biscotti is my grandma's cat, she's twelve now.", ctx())
+    assert ents(x).get("Biscotti") == "entity"
+    assert not any(r.type == "KNOWS" for r in x.relations)
+
+
+# ---- chat4: activities loved or taken up ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("Honestly, I love kayaking with my nephews.", ("ME", "PREFERS", "kayaking")),
+    ("We really enjoy gardening on slow Sundays.", ("ME", "PREFERS", "gardening")),
+    ("I started fencing in the spring and it's great.", ("ME", "USES", "fencing")),
+    ("A while back I took up crocheting, it calms me.", ("ME", "USES", "crocheting")),
+    ("Then I began volunteering at the food bank.", ("ME", "USES", "volunteering")),
+])
+def test_an_activity_loved_or_taken_up_is_a_fact(ex: LocalExtractor, text: str, fact: tuple[str, str, str]) -> None:
+    assert fact in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "I love being around my old classmates.",
+    "I love finding little cafes in new towns.",
+    "I took up most of the afternoon with chores.",
+    "Do you love sailing?",
+])
+def test_a_light_verb_or_a_question_names_no_activity(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not any(r.type in ("PREFERS", "USES") for r in x.relations)

@@ -19,14 +19,17 @@ from loregraph.extract.local.state import (
     nearest_verb_before,
 )
 from loregraph.extract.local.words import (
+    BREED_NOUNS,
     CLAUSE_MARKERS,
     CREATIVE_HEADS,
     GREETING_WORDS,
     GROUP_HEADS,
     HONORIFICS,
     HUMAN_AGENT_VERBS,
+    HUMAN_LANGUAGES,
     LEAVE_VERBS,
     MAKING_VERBS,
+    METHOD_HEADS,
     NOUN_ZIPF,
     OPENING_ZIPF,
     ORG_NOUNS,
@@ -148,8 +151,14 @@ def type_mentions(st: Parse) -> list[Mention]:
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
                 and max(m.votes.values(), default=0.0) < 1.0:
             m.place = True  # "a fan I met in CA": NER and the preposition agree
+        if m.source == "cap" and m.end - m.start == 1 and doc[m.start].lower_ in HUMAN_LANGUAGES and not m.addressed:
+            m.rejected = True  # "Learning German has been tough": a language, whatever the name finder says
+            continue
         if m.ner in ("NORP", "LANGUAGE") and m.source == "cap" and m.end - m.start == 1 and not m.addressed:
             continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity
+        if m.source == "cap" and not m.addressed and not m.role and _breed(st, m):
+            m.rejected = True  # "two Jack Russell mixes", "German Shepherds are loyal": a breed, no one animal
+            continue
         if m.place:
             continue
         if m.source == "cap" and m.end - m.start == 1 and not m.votes and doc[m.start].dep_ in ("nsubj", "nsubjpass") \
@@ -250,6 +259,19 @@ _STATE_VERBS = frozenset({"be", "have", "become", "seem", "look", "sound", "feel
 _ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
 
 
+def _breed(st: Parse, m: Mention) -> bool:
+    """A breed, not one animal's name: a breed noun right after it ("Jack Russell mixes", "a Lab puppy"), or a
+    capitalised plural that no person has ("German Shepherds are ...": a plural common noun at its end)."""
+    doc = st.doc
+    if m.end < len(doc) and doc[m.end].lower_ in BREED_NOUNS:
+        return True
+    last = doc[m.end - 1]
+    low = last.lower_
+    return m.end - m.start >= 2 and last.tag_ in ("NNPS", "NNS") and low.endswith("s") and not low.endswith("ss") \
+        and low not in ORG_SUFFIXES and low[:-1] not in ORG_SUFFIXES and not first_name(last.text) \
+        and (best_type(m.votes) == PERSON or (m.ner == "PERSON" and not m.votes))
+
+
 def _acting_subject(st: Parse, m: Mention) -> bool:
     """The name is the subject of a verb of doing ("Fennimore coaches me", "Ysolde is redesigning X"), not of
     "is" ("Ratatouille is one of my favorites")."""
@@ -326,6 +348,10 @@ def _pet(st: Parse, m: Mention) -> bool:
         return True  # "Toby, my puppy"
     if before[-1:] in (["named"], ["called"]) and any(w in PET_NOUNS for w in before[:-1]):
         return True  # "another puppy called Pixie"
+    other = _copula_other(st, m)
+    if other is not None and (other.lower_ in PET_NOUNS or other.lemma_.lower() in PET_NOUNS) \
+            and other.tag_ == "NN" and any(c.dep_ == "poss" for c in other.children):
+        return True  # "Miso is my sister's cat", "our new puppy is Miso"
     named = before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"], ["name", "is"], ["name", "'s"],
                             ["name", "’s"], ["called", "him"], ["called", "her"], ["this", "is"], ["names", "are"],
                             ["meet", "my"]) or before[-1:] == ["named"]
@@ -355,6 +381,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
     if m.source == "cap" and _work_cue(st, m):
         m.kind = "work"  # "the game Catan", "a film called X", "we played Overwatch": a title of a work
         m.vote(CONCEPT, 1.6)
+        return
+    # "the Pomodoro Technique", "the Feynman method": a named method is a concept, not a tool
+    if m.source == "cap" and len(words) >= 2 and last in METHOD_HEADS:
+        m.vote(CONCEPT, 2.0)
         return
     # org suffix
     if m.source == "cap" and len(words) >= 2 and last in ORG_SUFFIXES:

@@ -30,20 +30,25 @@ from loregraph.extract.local.words import (
     HONORIFICS,
     INTEREST_PAIRS,
     INTERJECTIONS,
+    LIGHT_GERUNDS,
     NOUN_ZIPF,
     ORG_OF_HEADS,
     ORG_SUFFIXES,
     PEOPLE_NOUNS,
     PET_NOUNS,
     PLACE_HEADS,
+    PREFER_VERBS,
     PROJECT_APPOS_HEADS,
     PROJECT_HEADS,
     PRONOUNS,
     QUALITY_ADJ_SUFFIXES,
     ROLE_NOUNS,
     SHORT_NAME_ZIPF,
+    SPEAKER_WORDS,
     STOP_CAPS,
+    TAKING_UP_VERBS,
     TEAM_HEADS,
+    WE_WORDS,
     WORK_ITEM_HEADS,
     WORK_VERBS,
     code_name,
@@ -225,6 +230,8 @@ def find_mentions(st: Parse) -> list[Mention]:
     for lm in _lowercase_named_work(st):
         spans.append((1, lm.start, lm.end, lm))
 
+    for gm in _activity_gerunds(st):
+        spans.append((1, gm.start, gm.end, gm))  # "I love camping", "I started surfing": an activity
     # (d) lower-case noun phrases in strong positions
     for chunk in doc.noun_chunks:
         npm = _np_mention(st, chunk)
@@ -259,7 +266,8 @@ def find_mentions(st: Parse) -> list[Mention]:
             st.at[k] = idx
     # versions kept whole: "Godot 4", "Atlas v2", "Python 3.12" (a tool keeps its plain name as an alias)
     for m in accepted:
-        if m.end < n and st.at[m.end] == -1 and _is_version(doc, m.end):
+        if m.end < n and st.at[m.end] == -1 and (_is_version(doc, m.end) or (
+                m.source == "cap" and _YEAR_AFTER_NAME.match(doc[m.end].text) and _is_version(doc, m.end, True))):
             base = doc[m.start:m.end].text
             m.end += 1
             m.name = f"{m.name} {doc[m.end - 1].text}"
@@ -393,14 +401,16 @@ def addressed_name(st: Parse, i: int, j: int) -> bool:
 
 
 _VERSION = re.compile(r"^(v\d+(\.\d+)*|\d+(\.\d+)+|\d{1,2})$", re.I)
+_YEAR_AFTER_NAME = re.compile(r"^\d{4}$")
 _COUNTED = frozenset({"week", "weeks", "day", "days", "month", "months", "year", "years", "hour", "hours", "time",
                       "times", "people", "minute", "minutes", "%", "k", "m"})
 
 
-def _is_version(doc: Any, k: int) -> bool:
-    """A version right after a name: "4" in "Godot 4", "v2", "3.12" (not "2 weeks", not a year)."""
+def _is_version(doc: Any, k: int, year: bool = False) -> bool:
+    """A version right after a name: "4" in "Godot 4", "v2", "3.12" (not "2 weeks", not a year unless ``year``:
+    a year-like number written right after a capitalised name is part of it, "Cyberpunk 2077")."""
     t = doc[k]
-    if not _VERSION.match(t.text) or (t.whitespace_ == "" and k + 1 < len(doc) and doc[k + 1].is_alpha):
+    if not (year or _VERSION.match(t.text)) or (t.whitespace_ == "" and k + 1 < len(doc) and doc[k + 1].is_alpha):
         return False
     nxt = doc[k + 1] if k + 1 < len(doc) else None
     return not (nxt is not None and (nxt.lower_ in _COUNTED or nxt.pos_ == "NOUN"))
@@ -570,6 +580,37 @@ def _capped_work_item(toks: list[Any], head: Any) -> bool:
         return False
     caps = [t for t in toks[:-2] if t.text[:1].isupper() or t.text[:2].isupper() or not t.is_lower]
     return bool(caps) and all(t.dep_ in ("compound", "amod", "nmod") for t in toks[:-1])
+
+
+_GERUND_BLOCKERS = frozenset({"dobj", "attr", "ccomp", "xcomp", "acomp", "oprd", "dative", "prt", "nsubj", "advcl",
+                              "aux", "auxpass", "neg", "conj", "det", "poss", "amod", "compound"})
+_GERUND_PREPS = frozenset({"with", "in", "at", "on", "around", "outdoors", "outside"})
+
+
+def _activity_gerunds(st: Parse) -> list[Mention]:
+    """An activity named by a bare gerund that the speaker loves or took up: "I love camping (with my cousins)",
+    "I started surfing", "we enjoy gardening" (not "I love being ...", "I love finding new spots": a light verb,
+    or one with an object, names no activity)."""
+    out = []
+    for t in st.doc:
+        if not (t.tag_ == "VBG" or (t.tag_ == "NN" and t.lower_.endswith("ing"))) or t.dep_ not in ("xcomp", "dobj") \
+                or not t.is_lower or not t.is_alpha \
+                or t.lower_ in LIGHT_GERUNDS or len(t) < 5:
+            continue
+        verb = t.head
+        lem = verb.lemma_.lower()
+        if not (lem in PREFER_VERBS or (lem in TAKING_UP_VERBS and (lem != "take" or any(
+                c.dep_ == "prt" and c.lower_ == "up" for c in verb.children)))):
+            continue
+        if not any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in verb.children):
+            continue
+        if any(c.dep_ in _GERUND_BLOCKERS or (c.dep_ == "prep" and c.lower_ not in _GERUND_PREPS)
+               for c in t.children):
+            continue
+        m = Mention(t.i, t.i + 1, t.text, source="np")
+        m.vote(CONCEPT, 1.0)
+        out.append(m)
+    return out
 
 
 def _np_mention(st: Parse, chunk: Any) -> Mention | None:
