@@ -781,3 +781,35 @@ def test_an_activity_loved_or_taken_up_is_a_fact(ex: LocalExtractor, text: str, 
 def test_a_light_verb_or_a_question_names_no_activity(ex: LocalExtractor, text: str) -> None:
     x = ex.extract(text, ctx())
     assert not any(r.type in ("PREFERS", "USES") for r in x.relations)
+
+
+@pytest.mark.parametrize(("text", "group"), [
+    ("Guess what? I joined a pottery club on Monday!", "pottery club"),
+    ("Last spring I joined a community choir.", "community choir"),
+])
+def test_a_club_joined_is_membership(ex: LocalExtractor, text: str, group: str) -> None:
+    assert ("ME", "PART_OF", group) in rels(ex.extract(text, ctx()))
+
+
+def test_a_club_only_praised_is_no_membership(ex: LocalExtractor) -> None:
+    x = ex.extract("I joined a lovely club, and the old chess club nearby closed.", ctx())
+    assert not any(r.type == "PART_OF" for r in x.relations)
+
+
+@pytest.mark.parametrize(("text", "thing"), [
+    ("These days I've been sketching a lot on the train.", "sketching"),
+    ("I signed up for a ceramics class at the community centre.", "ceramics"),
+    ("My wife and I are taking a salsa dancing course on Thursdays.", "salsa dancing"),
+    ("I started an evening watercolor class last month.", "watercolor"),
+])
+def test_a_pastime_practised_or_a_class_taken_is_used(ex: LocalExtractor, text: str, thing: str) -> None:
+    assert ("ME", "USES", thing) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "I dropped my niece off at a ballet class.",
+    "I've been feeling tired all week.",
+    "Have you been sketching lately?",
+])
+def test_someone_elses_class_or_a_feeling_is_no_pastime(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "USES" for r in ex.extract(text, ctx()).relations)

@@ -17,6 +17,7 @@ from loregraph.extract.local.state import (
     norm_key,
 )
 from loregraph.extract.local.words import (
+    CLASS_NOUNS,
     CODE_NAME_HOLDERS,
     COLLAB_VERBS,
     CONCEPT_HEADS,
@@ -27,6 +28,7 @@ from loregraph.extract.local.words import (
     GENERIC_CAPS,
     GENERIC_NOUNS,
     GREETING_WORDS,
+    GROUP_HEADS,
     HONORIFICS,
     INTEREST_PAIRS,
     INTERJECTIONS,
@@ -34,6 +36,7 @@ from loregraph.extract.local.words import (
     NOUN_ZIPF,
     ORG_OF_HEADS,
     ORG_SUFFIXES,
+    PASTIMES,
     PEOPLE_NOUNS,
     PET_NOUNS,
     PLACE_HEADS,
@@ -48,6 +51,7 @@ from loregraph.extract.local.words import (
     STOP_CAPS,
     TAKING_UP_VERBS,
     TEAM_HEADS,
+    TIME_WORDS,
     WE_WORDS,
     WORK_ITEM_HEADS,
     WORK_VERBS,
@@ -230,6 +234,8 @@ def find_mentions(st: Parse) -> list[Mention]:
     for lm in _lowercase_named_work(st):
         spans.append((1, lm.start, lm.end, lm))
 
+    for cm2 in _class_subjects(st):
+        spans.append((1, cm2.start, cm2.end, cm2))  # "a pottery class": pottery
     for gm in _activity_gerunds(st):
         spans.append((1, gm.start, gm.end, gm))  # "I love camping", "I started surfing": an activity
     # (d) lower-case noun phrases in strong positions
@@ -593,12 +599,22 @@ def _activity_gerunds(st: Parse) -> list[Mention]:
     or one with an object, names no activity)."""
     out = []
     for t in st.doc:
-        if not (t.tag_ == "VBG" or (t.tag_ == "NN" and t.lower_.endswith("ing"))) or t.dep_ not in ("xcomp", "dobj") \
+        if t.tag_ == "VBG" and t.dep_ in ("ROOT", "conj", "ccomp") and t.lower_ in PASTIMES and t.is_lower:
+            pass  # "I've been knitting": checked below
+        elif not (t.tag_ == "VBG" or (t.tag_ == "NN" and t.lower_.endswith("ing"))) or t.dep_ not in ("xcomp", "dobj") \
                 or not t.is_lower or not t.is_alpha \
                 or t.lower_ in LIGHT_GERUNDS or len(t) < 5:
             continue
         verb = t.head
         lem = verb.lemma_.lower()
+        been = any(c.dep_ == "aux" and c.lower_ == "been" for c in t.children)
+        if t.tag_ == "VBG" and t.lower_ in PASTIMES and been and not any(
+                (c.dep_ == "dobj" and c.lower_ not in ("lot", "bit", "ton")) or c.dep_ in ("prt", "ccomp", "xcomp")
+                for c in t.children):
+            m = Mention(t.i, t.i + 1, t.text, source="np")  # "I've been knitting a lot lately"
+            m.vote(CONCEPT, 1.0)
+            out.append(m)
+            continue
         if not (lem in PREFER_VERBS or (lem in TAKING_UP_VERBS and (lem != "take" or any(
                 c.dep_ == "prt" and c.lower_ == "up" for c in verb.children)))):
             continue
@@ -610,6 +626,33 @@ def _activity_gerunds(st: Parse) -> list[Mention]:
         m = Mention(t.i, t.i + 1, t.text, source="np")
         m.vote(CONCEPT, 1.0)
         out.append(m)
+    return out
+
+
+_TAKING_A_CLASS = frozenset({"take", "start", "begin", "attend", "join", "do"})
+_SIGNING_UP = frozenset({"sign", "enroll", "enrol", "register"})
+
+
+def _class_subjects(st: Parse) -> list[Mention]:
+    """What a class teaches: "a pottery class", "a creative writing course" → "pottery", "creative writing" (the
+    words before the class noun, without time words or praise: "a weekend yoga class" → "yoga")."""
+    out = []
+    skip = set(TIME_WORDS["units"]) | GENERIC_ADJ | EVALUATIVE_ADJ
+    for t in st.doc:
+        if t.lower_ not in CLASS_NOUNS or t.pos_ != "NOUN":
+            continue
+        taken = t.dep_ == "dobj" and t.head.lemma_.lower() in _TAKING_A_CLASS
+        signed = t.dep_ == "pobj" and t.head.lower_ in ("for", "in") and t.head.head.lemma_.lower() in _SIGNING_UP
+        if not (taken or signed):
+            continue  # "took my son to a cooking class": not the speaker's class
+        k = t.i - 1
+        while k >= 0 and st.doc[k].head.i in range(k + 1, t.i + 1) and st.doc[k].dep_ in ("compound", "amod", "nmod") \
+                and st.doc[k].is_lower and st.doc[k].is_alpha and st.doc[k].lower_ not in skip:
+            k -= 1
+        if k + 1 < t.i:
+            m = Mention(k + 1, t.i, st.doc[k + 1:t.i].text, source="np")
+            m.vote(CONCEPT, 1.0)
+            out.append(m)
     return out
 
 
@@ -634,7 +677,9 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     if after is not None and after.lower_ in ("called", "named", "codenamed", "dubbed"):
         return None  # "a side project named Quill": the name that follows is the entity
     # "the platform team", "the data science team" → organisation
-    if hl in TEAM_HEADS and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (
+    joined = head.dep_ == "dobj" and head.head.lemma_.lower() == "join"  # "I joined a hiking club"
+    if (hl in TEAM_HEADS or (hl in GROUP_HEADS and joined and all(t.pos_ == "NOUN" and t.is_lower for t in mods))) \
+            and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (
             t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ and not _quality_adjective(t)) for t in mods):
         known = st.lex.get(st.doc[start:head.i].text)
         if known is not None and known.type == ORGANIZATION:

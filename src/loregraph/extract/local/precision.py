@@ -29,6 +29,7 @@ from loregraph.extract.local.kinds import CONCEPT, DECIDED, ORGANIZATION, PERSON
 from loregraph.extract.local.state import Mention, Parse
 from loregraph.extract.local.words import (
     ADVICE_VERBS,
+    CLASS_NOUNS,
     DETERMINERS,
     FINISH_VERBS,
     GENERIC_NOUNS,
@@ -129,6 +130,8 @@ def fragment(st: Parse, m: Mention) -> bool:
         return True  # "Rings" of "Lord of the Rings"
     root = _root(st, m)
     head = root.head
+    if m.end < len(doc) and doc[m.end].lower_ in CLASS_NOUNS and head.i == m.end and m.name.islower():
+        return False  # "a (weekend) pottery class", "a creative writing course": what the class teaches
     if root.dep_ == "amod" and head.pos_ == "NOUN" and not (m.start <= head.i < m.end):
         return True  # "my Japanese mansion": an adjective, not a thing
     if any(ch.isupper() for ch in m.name):
