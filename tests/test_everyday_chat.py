@@ -813,3 +813,25 @@ def test_a_pastime_practised_or_a_class_taken_is_used(ex: LocalExtractor, text: 
 ])
 def test_someone_elses_class_or_a_feeling_is_no_pastime(ex: LocalExtractor, text: str) -> None:
     assert not any(r.type == "USES" for r in ex.extract(text, ctx()).relations)
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("Honestly I love westerns, they never get old.", ("ME", "PREFERS", "westerns")),
+    ("We really enjoy spicy food.", ("ME", "PREFERS", "spicy food")),
+    ("I play the banjo on weekends.", ("ME", "USES", "banjo")),
+    ("I'm learning to play the harp with a tutor.", ("ME", "USES", "harp")),
+])
+def test_a_taste_for_a_kind_of_thing_or_an_instrument_played(ex: LocalExtractor, text: str,
+                                                             fact: tuple[str, str, str]) -> None:
+    assert fact in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "I love the view from up here.",
+    "I love things that glow in the dark.",
+    "My nephew plays the trumpet.",
+    "Do you play the harp?",
+])
+def test_a_particular_thing_or_someone_elses_instrument_is_no_taste(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not any(r.source == SPEAKER and r.type in ("PREFERS", "USES") for r in x.relations)

@@ -30,6 +30,7 @@ from loregraph.extract.local.words import (
     GREETING_WORDS,
     GROUP_HEADS,
     HONORIFICS,
+    INSTRUMENTS,
     INTEREST_PAIRS,
     INTERJECTIONS,
     LIGHT_GERUNDS,
@@ -629,6 +630,7 @@ def _activity_gerunds(st: Parse) -> list[Mention]:
     return out
 
 
+_TASTE_VERBS = frozenset({"love", "adore", "enjoy"})  # not "prefer dark mode designs": a choice among options
 _TAKING_A_CLASS = frozenset({"take", "start", "begin", "attend", "join", "do"})
 _SIGNING_UP = frozenset({"sign", "enroll", "enrol", "register"})
 
@@ -707,6 +709,18 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
             t.text[:1].isupper() for t in toks) and not _generic_np(toks):
         m = Mention(start, end, text, source="np")
         m.vote(CONCEPT, 1.0)  # "I'm all about romcoms", "getting into pottery", "interested in marine life"
+        return m
+    if prep == "" and gword in _TASTE_VERBS and head.dep_ == "dobj" and head.pos_ == "NOUN" and head.is_lower \
+            and not any(t.dep_ in ("det", "poss") or t.lower_ in PRONOUNS for t in chunk) and not _generic_np(toks) \
+            and any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in head.head.children) \
+            and not any(c.dep_ in ("relcl", "acl", "prep") for c in head.children):
+        m = Mention(start, end, text, source="np")
+        m.vote(CONCEPT, 1.0)  # "I love live music", "we adore ginger snaps": a taste, no particular thing
+        return m
+    if prep == "" and gword in ("play", "learn", "practice", "practise") and head.dep_ == "dobj" \
+            and hl in INSTRUMENTS and not any(t.dep_ == "poss" and t.lower_ not in ("my", "our") for t in chunk):
+        m = Mention(head.i, head.i + 1, head.text, source="np")
+        m.vote(CONCEPT, 1.0)  # "I play the cello", "learning the piano": an instrument played
         return m
     if (prep in ("in", "of") and gword in {"believer", "fan", "advocate", "proponent", "champion"}) \
             or (prep == "" and gword in {"follow", "practice", "practise", "embrace", "apply"}) \

@@ -34,6 +34,7 @@ from loregraph.extract.local.words import (
     FINISH_VERBS,
     GENERIC_NOUNS,
     GROUP_HEADS,
+    INSTRUMENTS,
     OTHER_OWNER_WORDS,
     OWN_OWNER_WORDS,
     PAST_LIFE_MARKERS,
@@ -109,6 +110,8 @@ def met_once(st: Parse, m: Mention) -> bool:
     if m.type != CONCEPT or any(ch.isupper() for ch in m.name):
         return False
     root = _root(st, m)
+    if root.lower_ in INSTRUMENTS and root.head.lemma_.lower() in ("play", "learn", "practice", "practise"):
+        return False  # "I play the cello": the article of an instrument played names the practice
     return any(c.dep_ in ("det", "predet") and c.lower_ in DETERMINERS for c in root.children)
 
 
