@@ -835,3 +835,26 @@ def test_a_taste_for_a_kind_of_thing_or_an_instrument_played(ex: LocalExtractor,
 def test_a_particular_thing_or_someone_elses_instrument_is_no_taste(ex: LocalExtractor, text: str) -> None:
     x = ex.extract(text, ctx())
     assert not any(r.source == SPEAKER and r.type in ("PREFERS", "USES") for r in x.relations)
+
+
+# ---- chat4: commands, groups of a kind, names given in answer --------------------------------------
+
+
+def test_a_word_opening_a_command_is_no_name(ex: LocalExtractor) -> None:
+    x = ex.extract("There's a line I love: \"Turn up the music and dance.\"", ctx())
+    assert "Turn" not in ents(x)
+
+
+def test_a_group_of_a_kind_without_a_fact_is_no_entity(ex: LocalExtractor) -> None:
+    x = ex.extract("Honestly, having a loyal hockey team makes all the difference.", ctx())
+    assert "loyal hockey team" not in ents(x) and "hockey team" not in ents(x)
+    x = ex.extract("I joined a hockey team in March.", ctx())
+    assert ("ME", "PART_OF", "hockey team") in rels(x)
+
+
+def test_a_name_given_for_a_pet_asked_about_is_a_pet(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import PreviousEpisode
+
+    asked = PreviousEpisode("p1", "That kitten looks so fluffy! What's her name?", NOW)
+    x = ex.extract("Her name is Pumpernickel.", ctx(previous_episodes=[asked]))
+    assert ents(x).get("Pumpernickel") == "entity"

@@ -156,6 +156,9 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue
         if m.ner in ("NORP", "LANGUAGE") and m.source == "cap" and m.end - m.start == 1 and not m.addressed:
             continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity
+        if m.source == "cap" and m.end - m.start == 1 and not m.addressed and _imperative(doc[m.start]):
+            m.rejected = True  # "Just do it!", "Chase those dreams", "Turn on the light": a verb or an adverb
+            continue  # opening a command, capitalised by its place
         if m.source == "cap" and not m.addressed and not m.role and _breed(st, m):
             m.rejected = True  # "two Jack Russell mixes", "German Shepherds are loyal": a breed, no one animal
             continue
@@ -237,8 +240,9 @@ def _names_given_for_pets(st: Parse) -> None:
             w in PET_NOUNS or w.rstrip("s") in PET_NOUNS for w in words):
         return
     first = next(iter(st.doc.sents))
-    if any(t.pos_ in ("VERB", "AUX") for t in first):
-        return
+    named = [t for t in first if t.lower_ in ("name", "names") and t.dep_ == "nsubj" and t.head.lemma_ == "be"]
+    if any(t.pos_ in ("VERB", "AUX") for t in first) and not named:
+        return  # (but "Their name is Luna." answers the question too)
     for m in st.mentions:
         if first.start <= m.start < first.end and not m.addressed and not m.role and (
                 m.type == PERSON or m.thin or (m.source == "cap" and not m.type and not m.place)):
@@ -257,6 +261,17 @@ def _kind_before(doc: Any, i: int) -> str:
 _VERSUS = frozenset({"vs", "vs.", "v", "v.", "versus", "against"})
 _STATE_VERBS = frozenset({"be", "have", "become", "seem", "look", "sound", "feel", "remain", "stay"})
 _ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
+
+
+def _imperative(tok: Any) -> bool:
+    """A capitalised word that opens a command: a base-form verb or an adverb ("Turn on ...", "Just do it"), or
+    a word the parser reads as the root with an object ("Chase those dreams"), at the start of a clause."""
+    if not (tok.is_sent_start or (tok.i > 0 and tok.doc[tok.i - 1].text in (",", ":", "\"", "“", "-", "—"))):
+        return False  # "Our billing service Ledgerly runs on ...": a name inside the clause
+    if tok.tag_ in ("VB", "RB") and tok.dep_ in ("ROOT", "xcomp", "ccomp", "advmod", "conj"):
+        return True
+    return tok.dep_ == "ROOT" and any(c.dep_ == "dobj" for c in tok.children) \
+        and not any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children)
 
 
 def _breed(st: Parse, m: Mention) -> bool:

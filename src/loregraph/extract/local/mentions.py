@@ -711,7 +711,8 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         m.vote(CONCEPT, 1.0)  # "I'm all about romcoms", "getting into pottery", "interested in marine life"
         return m
     if prep == "" and gword in _TASTE_VERBS and head.dep_ == "dobj" and head.pos_ == "NOUN" and head.is_lower \
-            and not any(t.dep_ in ("det", "poss") or t.lower_ in PRONOUNS for t in chunk) and not _generic_np(toks) \
+            and not any(t.dep_ in ("det", "poss") or t.lower_ in PRONOUNS or t.tag_ in ("VBG", "VBN") for t in chunk) \
+            and not _generic_np(toks) \
             and any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in head.head.children) \
             and not any(c.dep_ in ("relcl", "acl", "prep") for c in head.children):
         m = Mention(start, end, text, source="np")

@@ -241,6 +241,10 @@ def _generic_words(st: Parse, m: Mention) -> bool:
     head = st.doc[m.end - 1]
     if m.end - m.start == 1 and m.type == ORGANIZATION:
         return True  # "apart from meetings", "from the food": one plain word is no group's name
+    if m.type == ORGANIZATION and m.start > 0 and any(t.lower_ in ("a", "an") and t.dep_ == "det"
+                                                       for t in st.doc[m.start - 3:m.start] if t.head.i == m.end - 1):
+        return True  # "joining a new gaming team", "like having a cheer team": a group introduced as any one of
+        # its kind names no particular group unless a fact ties someone to it
     low, lem = head.lower_, head.lemma_.lower()
     if low in TEAM_HEADS or low in GROUP_HEADS:
         return False  # "the data science team", "a running group": a group by its kind
