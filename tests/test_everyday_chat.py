@@ -858,3 +858,13 @@ def test_a_name_given_for_a_pet_asked_about_is_a_pet(ex: LocalExtractor) -> None
     asked = PreviousEpisode("p1", "That kitten looks so fluffy! What's her name?", NOW)
     x = ex.extract("Her name is Pumpernickel.", ctx(previous_episodes=[asked]))
     assert ents(x).get("Pumpernickel") == "entity"
+
+
+def test_quite_the_compound_is_no_code_name(ex: LocalExtractor) -> None:
+    x = ex.extract("Your cat seems like quite the show-stealer!", ctx())
+    assert "show-stealer" not in ents(x)
+
+
+def test_a_light_gerund_is_no_taste(ex: LocalExtractor) -> None:
+    x = ex.extract("We loved spending time with the lambs and it was fun.", ctx())
+    assert "spending time" not in ents(x)

@@ -564,8 +564,9 @@ def _code_name_mention(st: Parse, i: int) -> Mention | None:
             or st.lex.get(tok.text) is not None:
         return None
     if any((c.dep_ == "det" and c.lower_ in _COUNTING_DETS) or c.dep_ in ("amod", "advmod") for c in tok.children) \
-            or (i > 0 and st.doc[i - 1].pos_ == "ADV"):
-        return None  # "a natural soul-soother", "kinda nerve-wracking": an English compound, modified or counted
+            or (i > 0 and st.doc[i - 1].pos_ == "ADV") or (i > 1 and st.doc[i - 1].lower_ == "the"
+                                                             and st.doc[i - 2].lower_ in ("quite", "such", "rather")):
+        return None  # "a natural soul-soother", "kinda nerve-wracking", "quite the go-getter": an English compound
     m = Mention(i, i + 1, tok.text, source="np-strong")
     holder = tok.head if tok.dep_ in ("appos", "oprd") else None
     if tok.dep_ == "oprd" or (i > 0 and st.doc[i - 1].lower_ in ("called", "named")):
@@ -711,7 +712,8 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         m.vote(CONCEPT, 1.0)  # "I'm all about romcoms", "getting into pottery", "interested in marine life"
         return m
     if prep == "" and gword in _TASTE_VERBS and head.dep_ == "dobj" and head.pos_ == "NOUN" and head.is_lower \
-            and not any(t.dep_ in ("det", "poss") or t.lower_ in PRONOUNS or t.tag_ in ("VBG", "VBN") for t in chunk) \
+            and not any(t.dep_ in ("det", "poss") or t.lower_ in PRONOUNS | LIGHT_GERUNDS or t.tag_ in ("VBG", "VBN")
+                        for t in chunk) \
             and not _generic_np(toks) \
             and any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in head.head.children) \
             and not any(c.dep_ in ("relcl", "acl", "prep") for c in head.children):
