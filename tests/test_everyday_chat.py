@@ -868,3 +868,10 @@ def test_quite_the_compound_is_no_code_name(ex: LocalExtractor) -> None:
 def test_a_light_gerund_is_no_taste(ex: LocalExtractor) -> None:
     x = ex.extract("We loved spending time with the lambs and it was fun.", ctx())
     assert "spending time" not in ents(x)
+
+
+def test_a_known_taste_met_in_passing_is_no_use(ex: LocalExtractor) -> None:
+    x = ex.extract("I baked it with oat milk and honey.", ctx(candidates=known("oat milk")))
+    assert not any(r.type == "USES" for r in x.relations)
+    x = ex.extract("These days I do yoga every morning.", ctx(candidates=known("yoga")))
+    assert ("ME", "USES", "yoga") in rels(x)

@@ -39,6 +39,7 @@ from loregraph.extract.local.words import (
     OWN_OWNER_WORDS,
     PAST_LIFE_MARKERS,
     PEOPLE_NOUNS,
+    PRACTICE_VERBS,
     TEAM_HEADS,
     common_word,
 )
@@ -115,6 +116,15 @@ def met_once(st: Parse, m: Mention) -> bool:
     return any(c.dep_ in ("det", "predet") and c.lower_ in DETERMINERS for c in root.children)
 
 
+def known_taste_in_passing(st: Parse, m: Mention, r: ExtractedRelation) -> bool:
+    """A lower-case concept known from before ("pizza", "turtles", "oat milk") met again as the object of a verb
+    that is no practice ("made it with oat milk", "took my turtles to the beach"): no use of it."""
+    if m.source != "candidate" or m.type != CONCEPT or not m.name.islower() or not r.trace.startswith("rules: "):
+        return False
+    verb = r.trace.split("(", 1)[1].split(" ", 1)[0] if "(" in r.trace else ""
+    return verb not in PRACTICE_VERBS
+
+
 def fragment(st: Parse, m: Mention) -> bool:
     """A mention that is only a piece of a longer name or noun: "Lord" of "Lord of the Rings", "CS" of "CS:GO",
     "space" of "my yoga space", "gaming" of "the gaming industry", an adjective ("my Japanese mansion"), or a
@@ -182,6 +192,8 @@ def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[
         if r.type == WORKS_ON and targets and all(finished_someone_elses_work(st, m) for m in targets):
             return True
         if r.type == USES and targets and all(met_once(st, m) for m in targets):
+            return True
+        if r.type == USES and targets and all(known_taste_in_passing(st, m, r) for m in targets):
             return True
         if r.type == PREFERS and r.trace.startswith(("rules: verb class", "meaning")) and targets \
                 and all(modifier_only(st, m) for m in targets):
