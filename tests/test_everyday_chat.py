@@ -183,6 +183,16 @@ def test_a_finished_project_ends_when_it_was_finished(ex: LocalExtractor) -> Non
     assert any(e.type == "WORKS_ON" and e.reason == "finished" for e in x.endings)
 
 
+def test_a_later_done_remark_keeps_the_day_it_was_finished(ex: LocalExtractor) -> None:
+    """"finished X last Friday ... so good to have it done": the remark confirms the end, it does not move it to
+    the message time."""
+    x = ex.extract("Phew! I completed my debut album and uploaded it last Friday. Took forever, so nice to have "
+                   "it all done!", ctx())
+    rel = next(r for r in x.relations if r.type == "WORKS_ON")
+    assert rel.invalid_at is not None and rel.invalid_at.date() == datetime(2024, 6, 7).date()
+    assert rel.valid_at is not None and rel.valid_at <= rel.invalid_at
+
+
 def test_it_is_done_now_ends_the_project_named_before(ex: LocalExtractor) -> None:
     x = ex.extract("I built a treehouse project with my kids - took ages, but it's done now.", ctx())
     assert any(r.type == "WORKS_ON" and r.invalid_at is not None for r in x.relations)
@@ -714,3 +724,154 @@ def test_names_given_in_answer_to_a_question_about_pets_are_pets(ex: LocalExtrac
     assert {e.name: (e.type, e.attributes.get("kind")) for e in x.entities} == {
         "Zuzu": ("entity", "pet"), "Juno": ("entity", "pet")}
     assert not [r for r in rels(x) if r[1] == "KNOWS"]
+
+
+# ---- chat4: typing classes (languages, breeds, methods, titles with a year, pets by copula) -------
+
+
+def test_a_language_learned_is_no_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("I use Italian with my grandparents every Sunday. My brother is trying Swahili this year.", ctx())
+    assert "Italian" not in ents(x) and "Swahili" not in ents(x)
+
+
+@pytest.mark.parametrize(("text", "breed"), [
+    ("Both of ours are Jack Terrier mixes and they never sit still.", "Jack Terrier"),
+    ("Honestly, Bernese Shepherds love the snow.", "Bernese Shepherds"),
+])
+def test_a_breed_is_no_person(ex: LocalExtractor, text: str, breed: str) -> None:
+    assert breed not in ents(ex.extract(text, ctx()))
+
+
+def test_a_named_method_is_a_concept(ex: LocalExtractor) -> None:
+    x = ex.extract("I've been using the Feynman Technique to revise for my exams.", ctx())
+    assert ents(x).get("Feynman Technique") == "concept"
+
+
+def test_a_year_after_a_title_is_part_of_it(ex: LocalExtractor) -> None:
+    x = ex.extract("Last night I tried Starfall 2099 with my cousin and I'm hooked on Starfall 2099 now.", ctx())
+    assert "Starfall" not in ents(x)
+
+
+def test_a_pet_named_by_the_copula(ex: LocalExtractor) -> None:
+    x = ex.extract("Biscotti is my grandma's cat, she's twelve now.", ctx())
+    assert ents(x).get("Biscotti") == "entity"
+    assert not any(r.type == "KNOWS" for r in x.relations)
+
+
+# ---- chat4: activities loved or taken up ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("Honestly, I love kayaking with my nephews.", ("ME", "PREFERS", "kayaking")),
+    ("We really enjoy gardening on slow Sundays.", ("ME", "PREFERS", "gardening")),
+    ("I started fencing in the spring and it's great.", ("ME", "USES", "fencing")),
+    ("A while back I took up crocheting, it calms me.", ("ME", "USES", "crocheting")),
+    ("Then I began volunteering at the food bank.", ("ME", "USES", "volunteering")),
+])
+def test_an_activity_loved_or_taken_up_is_a_fact(ex: LocalExtractor, text: str, fact: tuple[str, str, str]) -> None:
+    assert fact in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "I love being around my old classmates.",
+    "I love finding little cafes in new towns.",
+    "I took up most of the afternoon with chores.",
+    "Do you love sailing?",
+])
+def test_a_light_verb_or_a_question_names_no_activity(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not any(r.type in ("PREFERS", "USES") for r in x.relations)
+
+
+@pytest.mark.parametrize(("text", "group"), [
+    ("Guess what? I joined a pottery club on Monday!", "pottery club"),
+    ("Last spring I joined a community choir.", "community choir"),
+])
+def test_a_club_joined_is_membership(ex: LocalExtractor, text: str, group: str) -> None:
+    assert ("ME", "PART_OF", group) in rels(ex.extract(text, ctx()))
+
+
+def test_a_club_only_praised_is_no_membership(ex: LocalExtractor) -> None:
+    x = ex.extract("I joined a lovely club, and the old chess club nearby closed.", ctx())
+    assert not any(r.type == "PART_OF" for r in x.relations)
+
+
+@pytest.mark.parametrize(("text", "thing"), [
+    ("These days I've been sketching a lot on the train.", "sketching"),
+    ("I signed up for a ceramics class at the community centre.", "ceramics"),
+    ("My wife and I are taking a salsa dancing course on Thursdays.", "salsa dancing"),
+    ("I started an evening watercolor class last month.", "watercolor"),
+])
+def test_a_pastime_practised_or_a_class_taken_is_used(ex: LocalExtractor, text: str, thing: str) -> None:
+    assert ("ME", "USES", thing) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "I dropped my niece off at a ballet class.",
+    "I've been feeling tired all week.",
+    "Have you been sketching lately?",
+])
+def test_someone_elses_class_or_a_feeling_is_no_pastime(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "USES" for r in ex.extract(text, ctx()).relations)
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("Honestly I love westerns, they never get old.", ("ME", "PREFERS", "westerns")),
+    ("We really enjoy spicy food.", ("ME", "PREFERS", "spicy food")),
+    ("I play the banjo on weekends.", ("ME", "USES", "banjo")),
+    ("I'm learning to play the harp with a tutor.", ("ME", "USES", "harp")),
+])
+def test_a_taste_for_a_kind_of_thing_or_an_instrument_played(ex: LocalExtractor, text: str,
+                                                             fact: tuple[str, str, str]) -> None:
+    assert fact in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "I love the view from up here.",
+    "I love things that glow in the dark.",
+    "My nephew plays the trumpet.",
+    "Do you play the harp?",
+])
+def test_a_particular_thing_or_someone_elses_instrument_is_no_taste(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not any(r.source == SPEAKER and r.type in ("PREFERS", "USES") for r in x.relations)
+
+
+# ---- chat4: commands, groups of a kind, names given in answer --------------------------------------
+
+
+def test_a_word_opening_a_command_is_no_name(ex: LocalExtractor) -> None:
+    x = ex.extract("There's a line I love: \"Turn up the music and dance.\"", ctx())
+    assert "Turn" not in ents(x)
+
+
+def test_a_group_of_a_kind_without_a_fact_is_no_entity(ex: LocalExtractor) -> None:
+    x = ex.extract("Honestly, having a loyal hockey team makes all the difference.", ctx())
+    assert "loyal hockey team" not in ents(x) and "hockey team" not in ents(x)
+    x = ex.extract("I joined a hockey team in March.", ctx())
+    assert ("ME", "PART_OF", "hockey team") in rels(x)
+
+
+def test_a_name_given_for_a_pet_asked_about_is_a_pet(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import PreviousEpisode
+
+    asked = PreviousEpisode("p1", "That kitten looks so fluffy! What's her name?", NOW)
+    x = ex.extract("Her name is Pumpernickel.", ctx(previous_episodes=[asked]))
+    assert ents(x).get("Pumpernickel") == "entity"
+
+
+def test_quite_the_compound_is_no_code_name(ex: LocalExtractor) -> None:
+    x = ex.extract("Your cat seems like quite the show-stealer!", ctx())
+    assert "show-stealer" not in ents(x)
+
+
+def test_a_light_gerund_is_no_taste(ex: LocalExtractor) -> None:
+    x = ex.extract("We loved spending time with the lambs and it was fun.", ctx())
+    assert "spending time" not in ents(x)
+
+
+def test_a_known_taste_met_in_passing_is_no_use(ex: LocalExtractor) -> None:
+    x = ex.extract("I baked it with oat milk and honey.", ctx(candidates=known("oat milk")))
+    assert not any(r.type == "USES" for r in x.relations)
+    x = ex.extract("These days I do yoga every morning.", ctx(candidates=known("yoga")))
+    assert ("ME", "USES", "yoga") in rels(x)

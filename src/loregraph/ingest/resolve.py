@@ -22,6 +22,7 @@ from loregraph.graph.types import (
     Mention,
     as_utc,
 )
+from loregraph.ingest.kinds import reaches_a_pet, settle_type
 from loregraph.ingest.request import AddEpisodeResult, EpisodeRequest, RateLimits
 from loregraph.models.embedder import Embedder
 from loregraph.schema import Schema
@@ -283,8 +284,7 @@ class DeltaBuilder:
     def _merge_into(self, ent: Entity, x: ExtractedEntity, etype: str, alias: str | None = None) -> None:
         ent = self.entities.get(ent.id, ent)
         self._touch(ent, x.confidence)
-        if ent.type == "entity" and etype != "entity":
-            ent.type = etype  # a specific type beats the generic one
+        settle_type(ent, x, etype)  # a specific type beats the generic one; a pet stays a pet
         names = {normalize_name(n) for n in [ent.name, *ent.aliases]}
         for a in [alias, *x.aliases, x.name]:
             if a and normalize_name(a) not in names:
@@ -332,7 +332,8 @@ class DeltaBuilder:
                 self.counts["skipped"] += 1
                 continue
             src, dst = self._resolve_ref(r.source), self._resolve_ref(r.target)
-            if src is None or dst is None or src == dst:
+            if src is None or dst is None or src == dst or reaches_a_pet(r.type, [self.entities.get(src),
+                                                                                self.entities.get(dst)]):
                 self.counts["skipped"] += 1
                 continue
             valid_at = as_utc(r.valid_at) if r.valid_at else self.reference_time

@@ -107,7 +107,9 @@ class Collector:
         sr, orf = self.ref(s), self.ref(o)
         for r in self.relations:
             if (r.source, r.type, r.target) == (sr, rtype, orf):
-                r.invalid_at = at
+                # a later "so good to have it done" confirms an end said earlier; it does not move it
+                r.invalid_at = at if r.invalid_at is None else min(r.invalid_at, at)
+                at = r.invalid_at
                 r.valid_at = r.valid_at if r.valid_at is not None and r.valid_at <= at else at
         self.end(s, rtype, o, reason="finished", at=at)
 

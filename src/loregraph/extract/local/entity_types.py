@@ -19,14 +19,17 @@ from loregraph.extract.local.state import (
     nearest_verb_before,
 )
 from loregraph.extract.local.words import (
+    BREED_NOUNS,
     CLAUSE_MARKERS,
     CREATIVE_HEADS,
     GREETING_WORDS,
     GROUP_HEADS,
     HONORIFICS,
     HUMAN_AGENT_VERBS,
+    HUMAN_LANGUAGES,
     LEAVE_VERBS,
     MAKING_VERBS,
+    METHOD_HEADS,
     NOUN_ZIPF,
     OPENING_ZIPF,
     ORG_NOUNS,
@@ -150,10 +153,19 @@ def type_mentions(st: Parse) -> list[Mention]:
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
                 and max(m.votes.values(), default=0.0) < 1.0:
             m.place = True  # "a fan I met in CA": NER and the preposition agree
+        if m.source == "cap" and m.end - m.start == 1 and doc[m.start].lower_ in HUMAN_LANGUAGES and not m.addressed:
+            m.rejected = True  # "Learning German has been tough": a language, whatever the name finder says
+            continue
         if m.ner in ("NORP", "LANGUAGE") and m.source == "cap" and m.end - m.start == 1 and not m.addressed \
                 and not (first_name(m.name) and doc[m.start].dep_ in ("nsubj", "nsubjpass")):
             continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity (but
             # "Hamish has left us", a given name doing something, is a person whatever the name finder says)
+        if m.source == "cap" and m.end - m.start == 1 and not m.addressed and _imperative(doc[m.start]):
+            m.rejected = True  # "Just do it!", "Chase those dreams", "Turn on the light": a verb or an adverb
+            continue  # opening a command, capitalised by its place
+        if m.source == "cap" and not m.addressed and not m.role and _breed(st, m):
+            m.rejected = True  # "two Jack Russell mixes", "German Shepherds are loyal": a breed, no one animal
+            continue
         if m.place:
             continue
         if m.source == "cap" and m.end - m.start == 1 and set(m.votes) <= {PERSON} \
@@ -237,8 +249,9 @@ def _names_given_for_pets(st: Parse) -> None:
             w in PET_NOUNS or w.rstrip("s") in PET_NOUNS for w in words):
         return
     first = next(iter(st.doc.sents))
-    if any(t.pos_ in ("VERB", "AUX") for t in first):
-        return
+    named = [t for t in first if t.lower_ in ("name", "names") and t.dep_ == "nsubj" and t.head.lemma_ == "be"]
+    if any(t.pos_ in ("VERB", "AUX") for t in first) and not named:
+        return  # (but "Their name is Luna." answers the question too)
     for m in st.mentions:
         if first.start <= m.start < first.end and not m.addressed and not m.role and (
                 m.type == PERSON or m.thin or (m.source == "cap" and not m.type and not m.place)):
@@ -257,6 +270,30 @@ def _kind_before(doc: Any, i: int) -> str:
 _VERSUS = frozenset({"vs", "vs.", "v", "v.", "versus", "against"})
 _STATE_VERBS = frozenset({"be", "have", "become", "seem", "look", "sound", "feel", "remain", "stay"})
 _ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
+
+
+def _imperative(tok: Any) -> bool:
+    """A capitalised word that opens a command: a base-form verb or an adverb ("Turn on ...", "Just do it"), or
+    a word the parser reads as the root with an object ("Chase those dreams"), at the start of a clause."""
+    if not (tok.is_sent_start or (tok.i > 0 and tok.doc[tok.i - 1].text in (",", ":", "\"", "“", "-", "—"))):
+        return False  # "Our billing service Ledgerly runs on ...": a name inside the clause
+    if tok.tag_ in ("VB", "RB") and tok.dep_ in ("ROOT", "xcomp", "ccomp", "advmod", "conj"):
+        return True
+    return tok.dep_ == "ROOT" and any(c.dep_ == "dobj" for c in tok.children) \
+        and not any(c.dep_ in ("nsubj", "nsubjpass") for c in tok.children)
+
+
+def _breed(st: Parse, m: Mention) -> bool:
+    """A breed, not one animal's name: a breed noun right after it ("Jack Russell mixes", "a Lab puppy"), or a
+    capitalised plural that no person has ("German Shepherds are ...": a plural common noun at its end)."""
+    doc = st.doc
+    if m.end < len(doc) and doc[m.end].lower_ in BREED_NOUNS:
+        return True
+    last = doc[m.end - 1]
+    low = last.lower_
+    return m.end - m.start >= 2 and last.tag_ in ("NNPS", "NNS") and low.endswith("s") and not low.endswith("ss") \
+        and low not in ORG_SUFFIXES and low[:-1] not in ORG_SUFFIXES and not first_name(last.text) \
+        and (best_type(m.votes) == PERSON or (m.ner == "PERSON" and not m.votes))
 
 
 def _acting_subject(st: Parse, m: Mention) -> bool:
@@ -335,6 +372,10 @@ def _pet(st: Parse, m: Mention) -> bool:
         return True  # "Toby, my puppy"
     if before[-1:] in (["named"], ["called"]) and any(w in PET_NOUNS for w in before[:-1]):
         return True  # "another puppy called Pixie"
+    other = _copula_other(st, m)
+    if other is not None and (other.lower_ in PET_NOUNS or other.lemma_.lower() in PET_NOUNS) \
+            and other.tag_ == "NN" and any(c.dep_ == "poss" for c in other.children):
+        return True  # "Miso is my sister's cat", "our new puppy is Miso"
     named = before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"], ["name", "is"], ["name", "'s"],
                             ["name", "’s"], ["called", "him"], ["called", "her"], ["this", "is"], ["names", "are"],
                             ["meet", "my"]) or before[-1:] == ["named"]
@@ -364,6 +405,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
     if m.source == "cap" and _work_cue(st, m):
         m.kind = "work"  # "the game Catan", "a film called X", "we played Overwatch": a title of a work
         m.vote(CONCEPT, 1.6)
+        return
+    # "the Pomodoro Technique", "the Feynman method": a named method is a concept, not a tool
+    if m.source == "cap" and len(words) >= 2 and last in METHOD_HEADS:
+        m.vote(CONCEPT, 2.0)
         return
     # org suffix
     if m.source == "cap" and len(words) >= 2 and last in ORG_SUFFIXES:

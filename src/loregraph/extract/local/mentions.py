@@ -17,6 +17,7 @@ from loregraph.extract.local.state import (
     norm_key,
 )
 from loregraph.extract.local.words import (
+    CLASS_NOUNS,
     CODE_NAME_HOLDERS,
     COLLAB_VERBS,
     CONCEPT_HEADS,
@@ -27,24 +28,33 @@ from loregraph.extract.local.words import (
     GENERIC_CAPS,
     GENERIC_NOUNS,
     GREETING_WORDS,
+    GROUP_HEADS,
     HONORIFICS,
+    INSTRUMENTS,
     INTEREST_PAIRS,
     INTERJECTIONS,
+    LIGHT_GERUNDS,
     NOUN_ZIPF,
     ORG_OF_HEADS,
     ORG_SUFFIXES,
+    PASTIMES,
     PEOPLE_NOUNS,
     PET_NOUNS,
     PLACE_HEADS,
+    PREFER_VERBS,
     PROJECT_APPOS_HEADS,
     PROJECT_HEADS,
     PRONOUNS,
     QUALITY_ADJ_SUFFIXES,
     ROLE_NOUNS,
     SHORT_NAME_ZIPF,
+    SPEAKER_WORDS,
     STOP_CAPS,
+    TAKING_UP_VERBS,
     TEAM_HEADS,
+    TIME_WORDS,
     TOOL_SLOT_VERBS,
+    WE_WORDS,
     WORK_ITEM_HEADS,
     WORK_VERBS,
     code_name,
@@ -228,6 +238,10 @@ def find_mentions(st: Parse) -> list[Mention]:
     for lm in _lowercase_named_work(st):
         spans.append((1, lm.start, lm.end, lm))
 
+    for cm2 in _class_subjects(st):
+        spans.append((1, cm2.start, cm2.end, cm2))  # "a pottery class": pottery
+    for gm in _activity_gerunds(st):
+        spans.append((1, gm.start, gm.end, gm))  # "I love camping", "I started surfing": an activity
     # (d) lower-case noun phrases in strong positions
     for chunk in doc.noun_chunks:
         npm = _np_mention(st, chunk)
@@ -262,7 +276,8 @@ def find_mentions(st: Parse) -> list[Mention]:
             st.at[k] = idx
     # versions kept whole: "Godot 4", "Atlas v2", "Python 3.12" (a tool keeps its plain name as an alias)
     for m in accepted:
-        if m.end < n and st.at[m.end] == -1 and _is_version(doc, m.end):
+        if m.end < n and st.at[m.end] == -1 and (_is_version(doc, m.end) or (
+                m.source == "cap" and _YEAR_AFTER_NAME.match(doc[m.end].text) and _is_version(doc, m.end, True))):
             base = doc[m.start:m.end].text
             m.end += 1
             m.name = f"{m.name} {doc[m.end - 1].text}"
@@ -424,14 +439,16 @@ def addressed_name(st: Parse, i: int, j: int) -> bool:
 
 
 _VERSION = re.compile(r"^(v\d+(\.\d+)*|\d+(\.\d+)+|\d{1,2})$", re.I)
+_YEAR_AFTER_NAME = re.compile(r"^\d{4}$")
 _COUNTED = frozenset({"week", "weeks", "day", "days", "month", "months", "year", "years", "hour", "hours", "time",
                       "times", "people", "minute", "minutes", "%", "k", "m"})
 
 
-def _is_version(doc: Any, k: int) -> bool:
-    """A version right after a name: "4" in "Godot 4", "v2", "3.12" (not "2 weeks", not a year)."""
+def _is_version(doc: Any, k: int, year: bool = False) -> bool:
+    """A version right after a name: "4" in "Godot 4", "v2", "3.12" (not "2 weeks", not a year unless ``year``:
+    a year-like number written right after a capitalised name is part of it, "Cyberpunk 2077")."""
     t = doc[k]
-    if not _VERSION.match(t.text) or (t.whitespace_ == "" and k + 1 < len(doc) and doc[k + 1].is_alpha):
+    if not (year or _VERSION.match(t.text)) or (t.whitespace_ == "" and k + 1 < len(doc) and doc[k + 1].is_alpha):
         return False
     nxt = doc[k + 1] if k + 1 < len(doc) else None
     return not (nxt is not None and (nxt.lower_ in _COUNTED or nxt.pos_ == "NOUN"))
@@ -578,8 +595,9 @@ def _code_name_mention(st: Parse, i: int) -> Mention | None:
             or st.lex.get(tok.text) is not None:
         return None
     if any((c.dep_ == "det" and c.lower_ in _COUNTING_DETS) or c.dep_ in ("amod", "advmod") for c in tok.children) \
-            or (i > 0 and st.doc[i - 1].pos_ == "ADV"):
-        return None  # "a natural soul-soother", "kinda nerve-wracking": an English compound, modified or counted
+            or (i > 0 and st.doc[i - 1].pos_ == "ADV") or (i > 1 and st.doc[i - 1].lower_ == "the"
+                                                             and st.doc[i - 2].lower_ in ("quite", "such", "rather")):
+        return None  # "a natural soul-soother", "kinda nerve-wracking", "quite the go-getter": an English compound
     m = Mention(i, i + 1, tok.text, source="np-strong")
     holder = tok.head if tok.dep_ in ("appos", "oprd") else None
     if tok.dep_ == "oprd" or (i > 0 and st.doc[i - 1].lower_ in ("called", "named")):
@@ -614,6 +632,75 @@ def _capped_work_item(toks: list[Any], head: Any) -> bool:
     return bool(caps) and all(t.dep_ in ("compound", "amod", "nmod") for t in toks[:-1])
 
 
+_GERUND_BLOCKERS = frozenset({"dobj", "attr", "ccomp", "xcomp", "acomp", "oprd", "dative", "prt", "nsubj", "advcl",
+                              "aux", "auxpass", "neg", "conj", "det", "poss", "amod", "compound"})
+_GERUND_PREPS = frozenset({"with", "in", "at", "on", "around", "outdoors", "outside"})
+
+
+def _activity_gerunds(st: Parse) -> list[Mention]:
+    """An activity named by a bare gerund that the speaker loves or took up: "I love camping (with my cousins)",
+    "I started surfing", "we enjoy gardening" (not "I love being ...", "I love finding new spots": a light verb,
+    or one with an object, names no activity)."""
+    out = []
+    for t in st.doc:
+        if t.tag_ == "VBG" and t.dep_ in ("ROOT", "conj", "ccomp") and t.lower_ in PASTIMES and t.is_lower:
+            pass  # "I've been knitting": checked below
+        elif not (t.tag_ == "VBG" or (t.tag_ == "NN" and t.lower_.endswith("ing"))) or t.dep_ not in ("xcomp", "dobj") \
+                or not t.is_lower or not t.is_alpha \
+                or t.lower_ in LIGHT_GERUNDS or len(t) < 5:
+            continue
+        verb = t.head
+        lem = verb.lemma_.lower()
+        been = any(c.dep_ == "aux" and c.lower_ == "been" for c in t.children)
+        if t.tag_ == "VBG" and t.lower_ in PASTIMES and been and not any(
+                (c.dep_ == "dobj" and c.lower_ not in ("lot", "bit", "ton")) or c.dep_ in ("prt", "ccomp", "xcomp")
+                for c in t.children):
+            m = Mention(t.i, t.i + 1, t.text, source="np")  # "I've been knitting a lot lately"
+            m.vote(CONCEPT, 1.0)
+            out.append(m)
+            continue
+        if not (lem in PREFER_VERBS or (lem in TAKING_UP_VERBS and (lem != "take" or any(
+                c.dep_ == "prt" and c.lower_ == "up" for c in verb.children)))):
+            continue
+        if not any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in verb.children):
+            continue
+        if any(c.dep_ in _GERUND_BLOCKERS or (c.dep_ == "prep" and c.lower_ not in _GERUND_PREPS)
+               for c in t.children):
+            continue
+        m = Mention(t.i, t.i + 1, t.text, source="np")
+        m.vote(CONCEPT, 1.0)
+        out.append(m)
+    return out
+
+
+_TASTE_VERBS = frozenset({"love", "adore", "enjoy"})  # not "prefer dark mode designs": a choice among options
+_TAKING_A_CLASS = frozenset({"take", "start", "begin", "attend", "join", "do"})
+_SIGNING_UP = frozenset({"sign", "enroll", "enrol", "register"})
+
+
+def _class_subjects(st: Parse) -> list[Mention]:
+    """What a class teaches: "a pottery class", "a creative writing course" → "pottery", "creative writing" (the
+    words before the class noun, without time words or praise: "a weekend yoga class" → "yoga")."""
+    out = []
+    skip = set(TIME_WORDS["units"]) | GENERIC_ADJ | EVALUATIVE_ADJ
+    for t in st.doc:
+        if t.lower_ not in CLASS_NOUNS or t.pos_ != "NOUN":
+            continue
+        taken = t.dep_ == "dobj" and t.head.lemma_.lower() in _TAKING_A_CLASS
+        signed = t.dep_ == "pobj" and t.head.lower_ in ("for", "in") and t.head.head.lemma_.lower() in _SIGNING_UP
+        if not (taken or signed):
+            continue  # "took my son to a cooking class": not the speaker's class
+        k = t.i - 1
+        while k >= 0 and st.doc[k].head.i in range(k + 1, t.i + 1) and st.doc[k].dep_ in ("compound", "amod", "nmod") \
+                and st.doc[k].is_lower and st.doc[k].is_alpha and st.doc[k].lower_ not in skip:
+            k -= 1
+        if k + 1 < t.i:
+            m = Mention(k + 1, t.i, st.doc[k + 1:t.i].text, source="np")
+            m.vote(CONCEPT, 1.0)
+            out.append(m)
+    return out
+
+
 def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     """Lower-case noun phrases that name teams, projects or concepts."""
     toks = [t for t in chunk if t.pos_ not in ("DET", "PRON", "PUNCT", "NUM") and t.dep_ != "poss"
@@ -635,7 +722,9 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     if after is not None and after.lower_ in ("called", "named", "codenamed", "dubbed"):
         return None  # "a side project named Quill": the name that follows is the entity
     # "the platform team", "the data science team" → organisation
-    if hl in TEAM_HEADS and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (
+    joined = head.dep_ == "dobj" and head.head.lemma_.lower() == "join"  # "I joined a hiking club"
+    if (hl in TEAM_HEADS or (hl in GROUP_HEADS and joined and all(t.pos_ == "NOUN" and t.is_lower for t in mods))) \
+            and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (
             t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ and not _quality_adjective(t)) for t in mods):
         known = st.lex.get(st.doc[start:head.i].text)
         if known is not None and known.type == ORGANIZATION:
@@ -669,6 +758,20 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
             t.text[:1].isupper() for t in toks) and not _generic_np(toks):
         m = Mention(start, end, text, source="np")
         m.vote(CONCEPT, 1.0)  # "I'm all about romcoms", "getting into pottery", "interested in marine life"
+        return m
+    if prep == "" and gword in _TASTE_VERBS and head.dep_ == "dobj" and head.pos_ == "NOUN" and head.is_lower \
+            and not any(t.dep_ in ("det", "poss") or t.lower_ in PRONOUNS | LIGHT_GERUNDS or t.tag_ in ("VBG", "VBN")
+                        for t in chunk) \
+            and not _generic_np(toks) \
+            and any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in head.head.children) \
+            and not any(c.dep_ in ("relcl", "acl", "prep") for c in head.children):
+        m = Mention(start, end, text, source="np")
+        m.vote(CONCEPT, 1.0)  # "I love live music", "we adore ginger snaps": a taste, no particular thing
+        return m
+    if prep == "" and gword in ("play", "learn", "practice", "practise") and head.dep_ == "dobj" \
+            and hl in INSTRUMENTS and not any(t.dep_ == "poss" and t.lower_ not in ("my", "our") for t in chunk):
+        m = Mention(head.i, head.i + 1, head.text, source="np")
+        m.vote(CONCEPT, 1.0)  # "I play the cello", "learning the piano": an instrument played
         return m
     if (prep in ("in", "of") and gword in {"believer", "fan", "advocate", "proponent", "champion"}) \
             or (prep == "" and gword in {"follow", "practice", "practise", "embrace", "apply"}) \

@@ -29,14 +29,17 @@ from loregraph.extract.local.kinds import CONCEPT, DECIDED, ORGANIZATION, PERSON
 from loregraph.extract.local.state import Mention, Parse
 from loregraph.extract.local.words import (
     ADVICE_VERBS,
+    CLASS_NOUNS,
     DETERMINERS,
     FINISH_VERBS,
     GENERIC_NOUNS,
     GROUP_HEADS,
+    INSTRUMENTS,
     OTHER_OWNER_WORDS,
     OWN_OWNER_WORDS,
     PAST_LIFE_MARKERS,
     PEOPLE_NOUNS,
+    PRACTICE_VERBS,
     TEAM_HEADS,
     common_word,
     word_class,
@@ -111,7 +114,18 @@ def met_once(st: Parse, m: Mention) -> bool:
     if m.type != CONCEPT or any(ch.isupper() for ch in m.name):
         return False
     root = _root(st, m)
+    if root.lower_ in INSTRUMENTS and root.head.lemma_.lower() in ("play", "learn", "practice", "practise"):
+        return False  # "I play the cello": the article of an instrument played names the practice
     return any(c.dep_ in ("det", "predet") and c.lower_ in DETERMINERS for c in root.children)
+
+
+def known_taste_in_passing(st: Parse, m: Mention, r: ExtractedRelation) -> bool:
+    """A lower-case concept known from before ("pizza", "turtles", "oat milk") met again as the object of a verb
+    that is no practice ("made it with oat milk", "took my turtles to the beach"): no use of it."""
+    if m.source != "candidate" or m.type != CONCEPT or not m.name.islower() or not r.trace.startswith("rules: "):
+        return False
+    verb = r.trace.split("(", 1)[1].split(" ", 1)[0] if "(" in r.trace else ""
+    return verb not in PRACTICE_VERBS
 
 
 def fragment(st: Parse, m: Mention) -> bool:
@@ -132,6 +146,8 @@ def fragment(st: Parse, m: Mention) -> bool:
         return True  # "Rings" of "Lord of the Rings"
     root = _root(st, m)
     head = root.head
+    if m.end < len(doc) and doc[m.end].lower_ in CLASS_NOUNS and head.i == m.end and m.name.islower():
+        return False  # "a (weekend) pottery class", "a creative writing course": what the class teaches
     if root.dep_ == "amod" and head.pos_ == "NOUN" and not (m.start <= head.i < m.end) \
             and head.lower_ not in TASTE_PERSON_NOUNS:
         return True  # "my Japanese mansion": an adjective, not a thing ("a Rhino man" is a taste, read amod)
@@ -180,6 +196,8 @@ def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[
         if r.type == WORKS_ON and targets and all(finished_someone_elses_work(st, m) for m in targets):
             return True
         if r.type == USES and targets and all(met_once(st, m) for m in targets):
+            return True
+        if r.type == USES and targets and all(known_taste_in_passing(st, m, r) for m in targets):
             return True
         if r.type == PREFERS and r.trace.startswith(("rules: verb class", "meaning")) and targets \
                 and all(modifier_only(st, m) for m in targets):
@@ -239,6 +257,10 @@ def _generic_words(st: Parse, m: Mention) -> bool:
     head = st.doc[m.end - 1]
     if m.end - m.start == 1 and m.type == ORGANIZATION:
         return True  # "apart from meetings", "from the food": one plain word is no group's name
+    if m.type == ORGANIZATION and m.start > 0 and any(t.lower_ in ("a", "an") and t.dep_ == "det"
+                                                       for t in st.doc[m.start - 3:m.start] if t.head.i == m.end - 1):
+        return True  # "joining a new gaming team", "like having a cheer team": a group introduced as any one of
+        # its kind names no particular group unless a fact ties someone to it
     low, lem = head.lower_, head.lemma_.lower()
     if low in TEAM_HEADS or low in GROUP_HEADS:
         return False  # "the data science team", "a running group": a group by its kind
