@@ -491,3 +491,15 @@ def test_a_name_before_my_role_and_a_name_is_not_the_role(ex: LocalExtractor) ->
     x = ex.extract("the books are in QuickBooks, my practice manager Bernadette does most of that", ctx())
     assert ents(x) == {"QuickBooks": "tool", "Bernadette": "person"}
     assert ("USER", "WORKS_WITH", "Bernadette") in rels(x)
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("our head chef Marco swears by his Thermomix", "Thermomix"),
+    ("I can't live without Brewlog these days", "Brewlog"),
+])
+def test_what_one_swears_by_or_cannot_live_without_is_a_tool(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ents(ex.extract(text, ctx())).get(tool) == "tool"
+
+
+def test_swearing_by_a_doctor_names_a_person(ex: LocalExtractor) -> None:
+    assert "tool" not in ents(ex.extract("she swears by Dr Patel", ctx())).values()

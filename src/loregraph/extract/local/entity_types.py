@@ -52,6 +52,7 @@ from loregraph.extract.local.words import (
     TEAM_HEADS,
     TIME_WORDS,
     TOOL_HEADS,
+    USE_IMPLYING_PAIRS,
     USE_VERBS,
     WE_WORDS,
     WORK_NOUNS,
@@ -621,6 +622,13 @@ def _context_votes(st: Parse, m: Mention) -> None:
     # "prefer X" where nothing else says: any non-person
     if m.source == "cap" and gov is not None and glem in PREFER_VERBS and gov.i < i:
         m.vote(TOOL, 0.3)
+    # "swears by his Thermomix", "can't live without Brewlog": a thing one relies on (not a person one loves)
+    k = i - 1
+    while k >= 0 and (doc[k].pos_ in ("DET", "ADJ") or doc[k].tag_ == "PRP$"):
+        k -= 1
+    if m.source == "cap" and k >= 1 and (lemma(doc[k - 1]), doc[k].lower_) in USE_IMPLYING_PAIRS \
+            and not first_name(m.name.split()[0]) and m.name.split()[0].rstrip(".").lower() not in HONORIFICS:
+        m.vote(TOOL, 0.8)
 
 
 def _no_longer_with(doc: Any, i: int) -> bool:
