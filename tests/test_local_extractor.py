@@ -503,3 +503,9 @@ def test_what_one_swears_by_or_cannot_live_without_is_a_tool(ex: LocalExtractor,
 
 def test_swearing_by_a_doctor_names_a_person(ex: LocalExtractor) -> None:
     assert "tool" not in ents(ex.extract("she swears by Dr Patel", ctx())).values()
+
+
+@pytest.mark.parametrize("text", ["I'm doing OK, thanks for asking", "doing okay, just tired"])
+def test_doing_ok_is_no_work_on_a_thing_called_ok(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not x.entities and not x.relations
