@@ -1218,3 +1218,12 @@ def test_taking_one_thing_over_another_is_preferring_it(ex: LocalExtractor, text
 def test_picking_one_person_over_another_names_no_tool(ex: LocalExtractor) -> None:
     x = ex.extract("we picked Anna over Ben for the role", ctx())
     assert {e.name: e.type for e in x.entities} == {"Anna": "person", "Ben": "person"}
+
+
+@pytest.mark.parametrize("text", [
+    "There was this Finals game a few years back with an epic block",
+    "If SF is your thing, check out the Expanse series.",
+    "a book about two hikers who trekked through the Himalayas",
+])
+def test_watched_works_and_places_travelled_are_no_projects_or_tools(ex: LocalExtractor, text: str) -> None:
+    assert all(e.type not in ("project", "tool") for e in ex.extract(text, ctx()).entities)

@@ -169,7 +169,8 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue
         if m.place:
             continue
-        if m.source == "cap" and m.end - m.start == 1 and set(m.votes) <= {PERSON} \
+        if m.source == "cap" and m.end - m.start == 1 \
+                and (not m.votes or (set(m.votes) <= {PERSON} and doc[m.start].tag_ in ("NN", "NNS"))) \
                 and doc[m.start].dep_ in ("nsubj", "nsubjpass") \
                 and (doc[m.start].tag_ == "NNP" or (doc[m.start].tag_ in ("NN", "NNS") and not common_word(
                     doc[m.start].lower_, NOUN_ZIPF))) \
@@ -548,7 +549,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
     if m.source == "cap" and gov is not None and gov.i < i:
         if p in ("through", "via") and glem not in _MOTION_VERBS and gov.pos_ == "VERB" \
                 and not first_name(m.name.split()[0]):
-            m.vote(TOOL, 1.5)  # "we book shoots through Studiobook", not "we drove through Leeds" (the name
+            m.vote(TOOL, 0.5 if common_word(m.name.lower(), 1.0) else 1.5)  # "we book shoots through Studiobook",
+            # not "we drove through Leeds", "trekked through the Himalayas" (a word known to general text, or the name
             # finder's place label, which this preposition invites, is wrong after a verb of doing business)
         if p == "in" and glem in _KEPT_IN_VERBS and not any(t.lower_ in PERSON_PRONOUNS for t in doc[i:j]):
             # "we log every pint in Brewlog", "I edit in Lumetta"; a word unknown to general text is no town

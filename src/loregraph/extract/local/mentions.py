@@ -56,6 +56,7 @@ from loregraph.extract.local.words import (
     TOOL_SLOT_VERBS,
     WE_WORDS,
     WORK_ITEM_HEADS,
+    WORK_OF_HEADS,
     WORK_VERBS,
     code_name,
     common_word,
@@ -612,8 +613,9 @@ def _code_name_mention(st: Parse, i: int) -> Mention | None:
 def _named_work_item(st: Parse, toks: list[Any], head: Any) -> bool:
     """"Maple Road expansion", "Northgate Plan review", "KX-9 wheat trials": a name opening with a capital (no known
     tool or organisation) and ending in a lower-case work-item head."""
-    if len(toks) < 2 or toks[-1].i != head.i or not head.is_lower or head.lower_ not in WORK_ITEM_HEADS:
-        return False
+    if len(toks) < 2 or toks[-1].i != head.i or not head.is_lower or head.lower_ not in WORK_ITEM_HEADS \
+            or head.lower_ in WORK_OF_HEADS:
+        return False  # "that Finals game", "the Expanse series": a work one watches, not one's project
     if not toks[0].text[:1].isupper() or not all(t.dep_ in ("compound", "amod", "nmod") for t in toks[:-1]):
         return False
     caps = [t for t in toks[:-1] if t.text[:1].isupper()]
