@@ -558,7 +558,7 @@ def _context_votes(st: Parse, m: Mention) -> None:
         if p == "in" and glem == "be" and any(c.dep_ == "nsubj" and c.lower_ in _ALL_OF_IT for c in gov.children):
             m.vote(TOOL, 0.9)  # "everything's in Paywell these days", "it's all in Brewlog"
         if (glem in _TOOL_TRIAL_VERBS or gov.lower_ in _TOOL_TRIAL_VERBS) \
-                and p in ("", gov.lower_, "for", "out", "up") and last_dep(doc, j) != "nsubj":
+                and p in ("", gov.lower_, "for", "out", "up") and doc[j - 1].dep_ != "nsubj":
             m.vote(TOOL, 0.6)  # "been trialling Paywell", "signed up for Paywell"
     if m.source == "cap" and doc[j - 1].dep_ == "nsubj" and lemma(doc[j - 1].head) in _TOOL_AGENT_VERBS \
             and any(c.dep_ == "dobj" and c.pos_ == "NOUN" and c.lower_ not in PEOPLE_NOUNS
@@ -650,11 +650,6 @@ _ALL_OF_IT = frozenset({"everything", "it", "all", "stuff", "that"})
 _KEPT_IN_VERBS = word_class("kept_in_verbs")
 _TOOL_TRIAL_VERBS = word_class("tool_trial_verbs")
 _TOOL_AGENT_VERBS = word_class("tool_agent_verbs")
-
-
-def last_dep(doc: Any, j: int) -> str:
-    """The dependency label of a mention's last token (``j`` is its end)."""
-    return str(doc[j - 1].dep_)
 
 
 _FLOW_PREPS = frozenset({"through", "into", "onto", "on", "off", "via"})
