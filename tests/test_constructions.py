@@ -1227,3 +1227,23 @@ def test_picking_one_person_over_another_names_no_tool(ex: LocalExtractor) -> No
 ])
 def test_watched_works_and_places_travelled_are_no_projects_or_tools(ex: LocalExtractor, text: str) -> None:
     assert all(e.type not in ("project", "tool") for e in ex.extract(text, ctx()).entities)
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("most of my time right now is the Calder retrofit", "Calder retrofit"),
+    ("my main gig at the moment is the Harbour Lane piece", "Harbour Lane piece"),
+])
+def test_where_the_speakers_time_goes_is_their_work(ex: LocalExtractor, text: str, work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(work) == "project"
+    assert ("ME", "WORKS_ON", work) in rels(x)
+
+
+@pytest.mark.parametrize("text", ["I knitted a Gryffindor scarf for her", "we visited a Japanese garden"])
+def test_a_made_thing_or_a_place_with_a_capital_is_no_project(ex: LocalExtractor, text: str) -> None:
+    assert all(e.type != "project" for e in ex.extract(text, ctx()).entities)
+
+
+def test_a_known_tool_as_my_thing_stays_used_not_worked_on(ex: LocalExtractor) -> None:
+    x = ex.extract("my thing is Figma these days", ctx())
+    assert ("ME", "USES", "Figma") in rels(x) and not any(t == "WORKS_ON" for _, t, _ in rels(x))

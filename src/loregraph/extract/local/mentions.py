@@ -612,7 +612,7 @@ def _code_name_mention(st: Parse, i: int) -> Mention | None:
 
 def _named_work_item(st: Parse, toks: list[Any], head: Any) -> bool:
     """"Maple Road expansion", "Northgate Plan review", "KX-9 wheat trials": a name opening with a capital (no known
-    tool or organisation) and ending in a lower-case work-item head."""
+    tool or organisation) and ending in a lower-case work-item head (not a made thing such as "a Gryffindor scarf")."""
     if len(toks) < 2 or toks[-1].i != head.i or not head.is_lower or head.lower_ not in WORK_ITEM_HEADS \
             or head.lower_ in WORK_OF_HEADS:
         return False  # "that Finals game", "the Expanse series": a work one watches, not one's project
