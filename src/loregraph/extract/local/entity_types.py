@@ -170,7 +170,7 @@ def type_mentions(st: Parse) -> list[Mention]:
         if m.place:
             continue
         if m.source == "cap" and m.end - m.start == 1 \
-                and set(m.votes) <= {PERSON} and (not m.votes or doc[m.start].tag_ not in ("NN", "NNS")) \
+                and set(m.votes) <= {PERSON} \
                 and doc[m.start].dep_ in ("nsubj", "nsubjpass") \
                 and (doc[m.start].tag_ == "NNP" or (doc[m.start].tag_ in ("NN", "NNS") and not common_word(
                     doc[m.start].lower_, NOUN_ZIPF))) \
