@@ -151,6 +151,9 @@ def type_mentions(st: Parse) -> list[Mention]:
                                      or (m.ner in PLACE_LABELS and not first_name(m.name.split()[0]))):
             m.addressed = False  # "Oh, Italy!": a place exclaimed, not a person addressed
             m.votes[PERSON] = 0.0
+        if m.ner in PLACE_LABELS and m.source == "cap" and doc[m.end - 1].dep_ == "nsubjpass" \
+                and set(m.votes) <= {PROJECT} and m.votes.get(PROJECT, 0.0) < 1.5:
+            m.place = True  # "Paris wasn't built in a day": a city, not a project
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
                 and max(m.votes.values(), default=0.0) < 1.0:
             m.place = True  # "a fan I met in CA": NER and the preposition agree
@@ -271,7 +274,7 @@ def _names_given_for_pets(st: Parse) -> None:
 def _not_a_lexicon_name(st: Parse, m: Mention) -> bool:
     """A shipped name that is no named thing here: a brand owned by the listener ("your Facebook page": an
     account, not the company), an everyday word opening a sentence with no cue ("Storm forced us to ..."), or a package
-    name heading a lower-case compound ("oat milk icecream": food)."""
+    name heading a lower-case compound ("oat milk icecream": food) or owned by someone ("your icecream")."""
     if m.source != "lexicon":
         return False
     doc = st.doc
@@ -282,6 +285,11 @@ def _not_a_lexicon_name(st: Parse, m: Mention) -> bool:
     if m.end - m.start == 1 and tok.is_sent_start and score < 0.5 and common_word(tok.lower_):
         return True
     before = doc[m.start - 1] if m.start > 0 else None
+    entry = st.lex.get(tok.text)
+    if m.end - m.start == 1 and tok.is_lower and before is not None and before.lower_ in ("my", "your", "his", "her",
+                                                                                          "their") \
+            and entry is not None and entry.source == "packages":
+        return True  # "I love your icecream": a package name generated from a registry, here a thing one has
     return m.end - m.start == 1 and tok.is_lower and before is not None and before.is_lower \
         and before.tag_ in ("NN", "NNS") and st.at[before.i] == -1 and not before.is_stop \
         and before.lower_ not in TOOL_HEADS
@@ -429,8 +437,9 @@ def _names_only_a_noun(st: Parse, m: Mention) -> bool:
                         or any(t.dep_ != "compound" or t.head.i != head.i or not t.is_lower or t.pos_ != "NOUN"
                                for t in doc[m.end:head.i])):
         return False
-    if tok.text.isupper() and head.tag_ != "NNS":
-        return False  # "the SDR pool", "the HR team": an acronym is a name (but "the HP spots" are places)
+    if tok.text.isupper() and head.tag_ != "NNS" and head.i == m.end and head.dep_ != "compound":
+        return False  # "the SDR pool", "the HR team": an acronym is a name (not in "the MCU spots", "an XR
+        # pride parade")
     return all(t.is_lower and st.at[t.i] == -1 and t.lower_ not in _NAMED_HEADS and t.lemma_.lower() not in _NAMED_HEADS
                for t in doc[m.end:head.i + 1])
 
