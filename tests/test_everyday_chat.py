@@ -980,3 +980,9 @@ def test_a_shipped_name_or_a_word_that_names_nothing_here_is_no_entity(ex: Local
 
 def test_a_brand_the_speaker_uses_stays(ex: LocalExtractor) -> None:
     assert ents(ex.extract("I use Facebook for the shop.", ctx())).get("Meta") == "organization"
+
+
+def test_a_favourite_title_in_apposition_is_a_taste_not_ones_own_work(ex: LocalExtractor) -> None:
+    x = ex.extract("We ran a charity stream for our favourite game, Skyreach, last month.", ctx())
+    assert ents(x).get("Skyreach") == "entity"
+    assert ("ME", "WORKS_ON", "Skyreach") not in rels(x)

@@ -806,7 +806,9 @@ def _work_cue(st: Parse, m: Mention) -> bool:
     if ap is not None and ap.lower_ in WORK_NOUNS:
         own = lemma(ap.head) in MAKING_VERBS | {"run", "start", "launch", "host"} or any(
             c.dep_ == "poss" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in ap.children)
-        return not own  # "we run a small podcast, Drift Notes": the speaker's own work, a project
+        favourite = any(c.lower_ in ("favorite", "favourite", "fave") for c in ap.children)
+        return not own or favourite  # "we run a small podcast, Drift Notes": the speaker's own work, a project
+        # (but "our favourite game, X" is a taste)
     tok = next((t for t in doc[m.start:m.end] if not m.start <= t.head.i < m.end), doc[m.end - 1])
     while tok.dep_ == "conj" and tok.head.i != tok.i:
         tok = tok.head  # "played Overwatch and Apex Legends"
