@@ -982,7 +982,9 @@ def test_a_brand_the_speaker_uses_stays(ex: LocalExtractor) -> None:
     assert ents(ex.extract("I use Facebook for the shop.", ctx())).get("Meta") == "organization"
 
 
-def test_a_favourite_title_in_apposition_is_a_taste_not_ones_own_work(ex: LocalExtractor) -> None:
-    x = ex.extract("We ran a charity stream for our favourite game, Skyreach, last month.", ctx())
-    assert ents(x).get("Skyreach") == "entity"
+@pytest.mark.parametrize("cands", [[], known_things("Skyreach")])
+def test_a_favourite_title_in_apposition_is_a_taste_not_ones_own_work(ex: LocalExtractor,
+                                                                       cands: list[CandidateEntity]) -> None:
+    x = ex.extract("We ran a charity stream for our favourite game, Skyreach, last month.", ctx(candidates=cands))
+    assert ents(x).get("Skyreach", "entity") == "entity"
     assert ("ME", "WORKS_ON", "Skyreach") not in rels(x)

@@ -562,8 +562,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.place = True  # "Woodhaven, a small town", "X is a great trail": a place
         return
     if ap is not None:
-        if ap.lower_ in PROJECT_APPOS_HEADS:
-            own = any(t.lower_ in WE_WORDS | SPEAKER_WORDS for t in ap.children)
+        if ap.lower_ in PROJECT_APPOS_HEADS and not _favourite(ap):
+            own = any(t.lower_ in WE_WORDS | SPEAKER_WORDS for t in ap.children)  # (not "our favourite game, X")
             m.vote(PROJECT, 1.3 if own else 0.8)
             m.owned = m.owned or own
         if ap.lower_ in ROLE_NOUNS:
@@ -600,12 +600,12 @@ def _context_votes(st: Parse, m: Mention) -> None:
     # a work item noun in front, or as the copula's other side: "my plugin Vellum", "our game is Vellum"
     kind_noun = prev2 if prev is not None and prev.text == "," else prev
     if kind_noun is not None and kind_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
-            and _possessed_by_speaker(kind_noun):
+            and _possessed_by_speaker(kind_noun) and not _favourite(kind_noun):
         m.vote(PROJECT, 1.3)
         m.owned = True
     copula_noun = _copula_other(st, m)
     if copula_noun is not None and copula_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
-            and _possessed_by_speaker(copula_noun):
+            and _possessed_by_speaker(copula_noun) and not _favourite(copula_noun):
         m.vote(PROJECT, 1.3)
         m.owned = True
     # "New project: X"
@@ -806,8 +806,7 @@ def _work_cue(st: Parse, m: Mention) -> bool:
     if ap is not None and ap.lower_ in WORK_NOUNS:
         own = lemma(ap.head) in MAKING_VERBS | {"run", "start", "launch", "host"} or any(
             c.dep_ == "poss" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in ap.children)
-        favourite = any(c.lower_ in ("favorite", "favourite", "fave") for c in ap.children)
-        return not own or favourite  # "we run a small podcast, Drift Notes": the speaker's own work, a project
+        return not own or _favourite(ap)  # "we run a small podcast, Drift Notes": the speaker's own work, a project
         # (but "our favourite game, X" is a taste)
     tok = next((t for t in doc[m.start:m.end] if not m.start <= t.head.i < m.end), doc[m.end - 1])
     while tok.dep_ == "conj" and tok.head.i != tok.i:
@@ -821,6 +820,7 @@ def _work_cue(st: Parse, m: Mention) -> bool:
     return False
 
 
+_FAVOURITE = frozenset({"favorite", "favourite", "fave"})
 _ROMAN = frozenset({"ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"})
 
 
@@ -877,6 +877,11 @@ def _appos_head(st: Parse, m: Mention) -> Any:
             if t.dep_ == "attr" and t.pos_ == "NOUN":
                 return t
     return None
+
+
+def _favourite(noun: Any) -> bool:
+    """ "our favourite game", "my fave show": a taste of the speaker's, not a work of theirs."""
+    return any(c.lower_ in _FAVOURITE for c in noun.children)
 
 
 def _possessed_by_speaker(noun: Any) -> bool:
