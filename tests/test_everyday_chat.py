@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from loregraph.extract.base import SPEAKER, CandidateEntity, Extraction, ExtractionContext
+from loregraph.extract.base import SPEAKER, CandidateEntity, Extraction, ExtractionContext, PreviousEpisode
 from loregraph.extract.local import LocalExtractor
 
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)  # a Wednesday
@@ -875,3 +875,116 @@ def test_a_known_taste_met_in_passing_is_no_use(ex: LocalExtractor) -> None:
     assert not any(r.type == "USES" for r in x.relations)
     x = ex.extract("These days I do yoga every morning.", ctx(candidates=known("yoga")))
     assert ("ME", "USES", "yoga") in rels(x)
+
+
+# ---- chat5: titles, modifiers, pets without a cue in the turn, shipped names that name nothing here --------
+
+
+def previous(*texts: str) -> list[PreviousEpisode]:
+    return [PreviousEpisode(id=f"p{i}", content=t, valid_at=NOW) for i, t in enumerate(texts)]
+
+
+def known_things(*names: str) -> list[CandidateEntity]:
+    return [CandidateEntity(id=f"t{i}", name=n, type="entity") for i, n in enumerate(names)]
+
+
+@pytest.mark.parametrize(("text", "title"), [
+    ("Look at this old cartridge with the game Zorbo on it.", "Zorbo"),
+    ("Back then I'd play The Legend of Moonrise for hours.", "Legend of Moonrise"),
+    ("Starfall Harbor: Second Tide is really relaxing and sweet.", "Starfall Harbor: Second Tide"),
+    ("Yesterday I tried Skyreach 2. What a game!", "Skyreach 2"),
+    ("I'm totally hooked on The Drowned Kings 3 lately.", "Drowned Kings 3"),
+])
+def test_a_title_by_its_shape_or_its_noun_is_a_work(ex: LocalExtractor, text: str, title: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ents(x).get(title) == "entity"
+    assert next(e for e in x.entities if e.name == title).attributes.get("kind") == "work"
+
+
+def test_every_title_after_games_like_is_a_work_when_the_first_is_known(ex: LocalExtractor) -> None:
+    x = ex.extract("I adore board games like Hexmoor and Tidewars.", ctx(candidates=known_things("Hexmoor")))
+    assert ents(x).get("Tidewars") == "entity"
+
+
+def test_an_app_praised_in_the_next_sentence_stays_a_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("I tried Notion yesterday. Great app, so handy.", ctx())
+    assert ents(x).get("Notion") == "tool"
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("We had so much fun at the Lantern fest last spring.", "Lantern"),
+    ("I've been volunteering at an LGBTQ+ youth shelter on weekends.", "LGBTQ+"),
+    ("My cousin started a Star Wars fan podcast with her roommate.", "Star Wars"),
+    ("On our trip we hit all the MCU spots we could find.", "MCU"),
+    ("I heard great things about The Marigolds!", "Marigolds"),
+    ("We cheered all day at the NYC pride parade.", "NYC"),
+    ("Venice was built on wooden piles, my guide said.", "Venice"),
+])
+def test_a_capital_that_only_qualifies_a_noun_or_an_article_is_no_entity(ex: LocalExtractor, text: str,
+                                                                         word: str) -> None:
+    assert word not in ents(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "name", "etype"), [
+    ("We launched the Orion web app last week.", "Orion web app", "project"),
+    ("We met at the HR team offsite.", "HR team", "organization"),
+])
+def test_a_named_head_keeps_its_name(ex: LocalExtractor, text: str, name: str, etype: str) -> None:
+    assert ents(ex.extract(text, ctx())).get(name) == etype
+
+
+@pytest.mark.parametrize(("before", "text", "pet"), [
+    (("We finally adopted a rescue pup on Saturday!", "What did you call him?"),
+     "I named him Nugget because he's a little nugget of joy.", "Nugget"),
+    (("My cats are curled up on the windowsill, Luna is the grey one.", "So cute! And the other one's name?"),
+     "Pickle! He's a rascal.", "Pickle"),
+    ((), "It took ages, but we went with 'Juniper' for our kitten.", "Juniper"),
+])
+def test_a_pet_named_without_a_pet_noun_in_the_turn(ex: LocalExtractor, before: tuple[str, ...], text: str,
+                                                    pet: str) -> None:
+    x = ex.extract(text, ctx(previous_episodes=previous(*before)))
+    assert ents(x).get(pet) == "entity"
+    assert next(e for e in x.entities if e.name == pet).attributes.get("kind") == "pet"
+
+
+def test_names_beside_a_known_pet_in_listed_clauses_are_pets(ex: LocalExtractor) -> None:
+    x = ex.extract("They each have a spot. Mochi naps on the sofa, Pixel curls up in her basket, Waffles has his "
+                   "blanket, and Tofu guards the door!", ctx(candidates=known_things("Pixel")))
+    kinds = {e.name: e.attributes.get("kind") for e in x.entities}
+    assert kinds.get("Waffles") == "pet" and kinds.get("Tofu") == "pet"
+    assert "person" not in ents(x).values()
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("We named her Sara after my grandmother.", "Sara"),
+    ("Greta runs her bakery and Pixel sleeps all day.", "Greta"),
+])
+def test_a_person_named_near_pets_stays_a_person(ex: LocalExtractor, text: str, name: str) -> None:
+    x = ex.extract(text, ctx(candidates=known_things("Pixel"),
+                             previous_episodes=previous("Our old dog loved the beach.")))
+    assert ents(x).get(name) == "person"
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("What's the dog's name in your Facebook photo?", "Meta"),
+    ("Storm knocked out the power all night.", "Storm"),
+    ("We blended banana icecream for dessert.", "icecream"),
+    ("Your icecream beats anything from the shop!", "icecream"),
+    ("Nice! Lovin' Metallica.", "Lovin' Metallica"),
+    ("I'm loving tinkering with recipes lately.", "tinkering"),
+])
+def test_a_shipped_name_or_a_word_that_names_nothing_here_is_no_entity(ex: LocalExtractor, text: str,
+                                                                       word: str) -> None:
+    assert word not in ents(ex.extract(text, ctx()))
+
+
+def test_a_brand_the_speaker_uses_stays(ex: LocalExtractor) -> None:
+    assert ents(ex.extract("I use Facebook for the shop.", ctx())).get("Meta") == "organization"
+
+
+@pytest.mark.parametrize("cands", [[], known_things("Skyreach")])
+def test_a_favourite_title_in_apposition_is_a_taste_not_ones_own_work(ex: LocalExtractor,
+                                                                       cands: list[CandidateEntity]) -> None:
+    x = ex.extract("We ran a charity stream for our favourite game, Skyreach, last month.", ctx(candidates=cands))
+    assert ents(x).get("Skyreach", "entity") == "entity"
+    assert ("ME", "WORKS_ON", "Skyreach") not in rels(x)

@@ -125,7 +125,7 @@ def type_mentions(st: Parse) -> list[Mention]:
                     ms[st.at[k]].ner = ent.label_
         st.notes["ner"] = True
     for m in ms:
-        if m.source == "cap" and m.kind != "work" and _pet(st, m):
+        if m.source == "cap" and ((m.kind != "work" and _pet(st, m)) or _named_for_a_pet(st, m)):
             m.type, m.kind, m.conf = ENTITY, "pet", 0.8  # "our kitten Biscuit": a named animal
             continue
         if m.source in ("cap", "np") and m.ner in NOT_NAME_LABELS and date_like(doc[m.start:m.end].text):
@@ -151,6 +151,9 @@ def type_mentions(st: Parse) -> list[Mention]:
                                      or (m.ner in PLACE_LABELS and not first_name(m.name.split()[0]))):
             m.addressed = False  # "Oh, Italy!": a place exclaimed, not a person addressed
             m.votes[PERSON] = 0.0
+        if m.ner in PLACE_LABELS and m.source == "cap" and doc[m.end - 1].dep_ == "nsubjpass" \
+                and set(m.votes) <= {PROJECT} and m.votes.get(PROJECT, 0.0) < 1.5:
+            m.place = True  # "Paris wasn't built in a day": a city, not a project
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
                 and max(m.votes.values(), default=0.0) < 1.0:
             m.place = True  # "a fan I met in CA": NER and the preposition agree
@@ -169,8 +172,12 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue
         if m.place:
             continue
+        if _not_a_lexicon_name(st, m) or (m.source == "cap" and m.end - m.start > 1
+                                          and doc[m.start].lower_.endswith(("in'", "in’"))):
+            continue  # "Lovin' Aerosmith": a verb dropped its g, no part of a name
         if m.source == "cap" and m.end - m.start == 1 \
                 and set(m.votes) <= {PERSON} \
+                and (not m.votes or doc[m.start].tag_ not in ("NN", "NNS") or m.votes[PERSON] <= 0.25) \
                 and doc[m.start].dep_ in ("nsubj", "nsubjpass") \
                 and (doc[m.start].tag_ == "NNP" or (doc[m.start].tag_ in ("NN", "NNS") and not common_word(
                     doc[m.start].lower_, NOUN_ZIPF))) \
@@ -179,8 +186,8 @@ def type_mentions(st: Parse) -> list[Mention]:
             m.vote(PERSON, 0.6)  # "Marta uses Notion": a given name as a subject, which the name finder missed
             # (not "Gonna" split as "Gon"+"na", not "Chase your dreams", not "Precious and Pixie are ...";
             # a rare name the tagger reads as a noun, "Ines is ...", still counts; "Summer is here" does not)
-        if m.ner == "PERSON":
-            m.vote(PERSON, 0.45)
+        if m.ner == "PERSON" and not (m.source == "candidate" and not m.votes):
+            m.vote(PERSON, 0.45)  # (a thing known before, no person, stays one whatever the name finder says)
             if m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ == "with" and m.end - m.start <= 2 \
                     and not camel(m.name) and m.votes.get(TOOL, 0.0) < 1.5:
                 # "using X for Orion with Nora": a companion (NER agrees), not a second tool
@@ -193,7 +200,8 @@ def type_mentions(st: Parse) -> list[Mention]:
         score = m.votes[t]
         if score < 0.3:
             continue
-        if m.source == "cap" and not m.addressed and not m.role and m.end - m.start == 1 and m.kind != "work" \
+        if m.source == "cap" and not m.addressed and not m.role and m.kind != "work" and (
+                m.end - m.start == 1 or (m.end < len(doc) and doc[m.end].lower_ == "fan")) \
                 and _names_only_a_noun(st, m):
             m.rejected = True
             continue  # "the Pride fest", "Marley flooring": a capital that qualifies a common noun names no entity
@@ -204,7 +212,8 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue  # "Clay is incredible.", "Kickboxing is ...": an everyday word or a gerund opening a sentence,
             # with only the name finder's guess behind it (a given name is a person's)
         if m.source == "cap" and t == PERSON and score < 1.0 and not m.addressed and not m.role \
-                and not first_name(m.name.split()[0]) and m.name.split()[0].rstrip(".").lower() not in HONORIFICS \
+                and not first_name(_without_article(m.name).split()[0]) \
+                and m.name.split()[0].rstrip(".").lower() not in HONORIFICS \
                 and not _taken_up_by_he_or_she(st, m) \
                 and not ((m.start > 0 and doc[m.start - 1].lower_ in {"by"} | HONORIFICS)
                          or (m.start > 1 and doc[m.start - 1].text == "." and doc[m.start - 2].lower_ in HONORIFICS)) \
@@ -236,6 +245,7 @@ def type_mentions(st: Parse) -> list[Mention]:
         elif m.kind == "work":
             m.kind = ""
     _pets_listed_together(st)
+    _pets_side_by_side(st)
     _names_given_for_pets(st)
     return st.mentions
 
@@ -247,9 +257,10 @@ def _names_given_for_pets(st: Parse) -> None:
         return
     asked = st.ctx.previous_episodes[-1].content.lower()
     words = {w.strip(".,!?'’s") for w in asked.split()}
-    if "?" not in asked or not ({"name", "names"} & words) or not any(
-            w in PET_NOUNS or w.rstrip("s") in PET_NOUNS for w in words):
-        return
+    if "?" not in asked or not ({"name", "names"} & words) or not (
+            _talks_of_pets(asked) or (len(st.ctx.previous_episodes) > 1 and "one" in words
+                                      and _talks_of_pets(st.ctx.previous_episodes[-2].content.lower()))):
+        return  # (or "What's the other one's name?" right after a message about one's cats)
     first = next(iter(st.doc.sents))
     named = [t for t in first if t.lower_ in ("name", "names") and t.dep_ == "nsubj" and t.head.lemma_ == "be"]
     if any(t.pos_ in ("VERB", "AUX") for t in first) and not named:
@@ -258,6 +269,41 @@ def _names_given_for_pets(st: Parse) -> None:
         if first.start <= m.start < first.end and not m.addressed and not m.role and (
                 m.type == PERSON or m.thin or (m.source == "cap" and not m.type and not m.place)):
             m.type, m.kind, m.conf, m.rejected, m.thin = ENTITY, "pet", max(m.conf, 0.7), False, False
+
+
+def _not_a_lexicon_name(st: Parse, m: Mention) -> bool:
+    """A shipped name that is no named thing here: a brand owned by the listener ("your Facebook page": an
+    account, not the company), an everyday word opening a sentence with no cue ("Storm forced us to ..."), or a package
+    name heading a lower-case compound ("oat milk icecream": food) or owned by someone ("your icecream")."""
+    if m.source != "lexicon":
+        return False
+    doc = st.doc
+    tok = doc[m.end - 1]
+    score = max(m.votes.values(), default=0.0)
+    if best_type(m.votes) == ORGANIZATION and m.start > 0 and doc[m.start - 1].lower_ == "your":
+        return True
+    if m.end - m.start == 1 and tok.is_sent_start and score < 0.5 and common_word(tok.lower_):
+        return True
+    before = doc[m.start - 1] if m.start > 0 else None
+    entry = st.lex.get(tok.text)
+    if m.end - m.start == 1 and tok.is_lower and before is not None and before.lower_ in ("my", "your", "his", "her",
+                                                                                          "their") \
+            and entry is not None and entry.source == "packages":
+        return True  # "I love your icecream": a package name generated from a registry, here a thing one has
+    return m.end - m.start == 1 and tok.is_lower and before is not None and before.is_lower \
+        and before.tag_ in ("NN", "NNS") and st.at[before.i] == -1 and not before.is_stop \
+        and before.lower_ not in TOOL_HEADS
+
+
+def _without_article(name: str) -> str:
+    """ "The Lanterns" → "Lanterns": a title's article is no given name."""
+    words = name.split()
+    return " ".join(words[1:]) if len(words) > 1 and words[0] in ("The", "A", "An") else name
+
+
+def _talks_of_pets(text: str) -> bool:
+    """A pet noun in a message's text ("our dogs", "a new kitten")."""
+    return any(w in PET_NOUNS or w.rstrip("s") in PET_NOUNS for w in (x.strip(".,!?;:'’s\"") for x in text.split()))
 
 
 def _kind_before(doc: Any, i: int) -> str:
@@ -302,7 +348,10 @@ def _acting_subject(st: Parse, m: Mention) -> bool:
     """The name is the subject of a verb of doing ("Fennimore coaches me", "Ysolde is redesigning X"), not of
     "is" ("Ratatouille is one of my favorites")."""
     tok = st.doc[m.end - 1]
-    return tok.dep_ == "nsubj" and tok.head.pos_ == "VERB" and tok.head.lemma_ not in _STATE_VERBS
+    verb = tok.head
+    return tok.dep_ == "nsubj" and verb.pos_ == "VERB" and verb.lemma_ not in _STATE_VERBS \
+        and not (verb.tag_ == "VBG" and any(c.dep_ == "conj" and c.pos_ == "ADJ" for c in verb.children))
+    # ("X is calming and cute": a participle coordinated with an adjective describes, it does nothing)
 
 
 def _taken_up_by_he_or_she(st: Parse, m: Mention) -> bool:
@@ -333,20 +382,66 @@ def _pets_listed_together(st: Parse) -> None:
                     other.type, other.kind, other.conf = ENTITY, "pet", max(other.conf, 0.7)
 
 
+def _opens_a_listed_clause(doc: Any, m: Mention) -> bool:
+    """The mention opens its sentence or follows a comma or "and": one of clauses listed side by side."""
+    return doc[m.start].is_sent_start or (m.start > 0 and doc[m.start - 1].lower_ in (",", "and", ";"))
+
+
+def _pets_side_by_side(st: Parse) -> None:
+    """ "Mochi naps on the rug, Pickle has her basket, and Tofu guards the door": subjects of coordinated clauses
+    beside a known pet (or a thing known before that is no person) are pets too, when each is taken up by her/his
+    or stands alone (not a given name doing a person's thing)."""
+    doc = st.doc
+    known = {c.id: c.type for c in st.ctx.candidates}
+    subjects = [m for m in st.mentions
+                if doc[m.end - 1].dep_ == "nsubj" and doc[m.end - 1].head.pos_ in ("VERB", "AUX")]
+    for a in subjects:
+        is_pet = a.kind == "pet" or (a.source == "candidate" and known.get(a.existing_id or "") == ENTITY)
+        if not is_pet:
+            continue
+        sent = doc[a.start].sent
+        if not _opens_a_listed_clause(doc, a) or not any(t.lower_ in ("her", "his") for t in sent):
+            continue
+        for b in subjects:
+            if b is a or b.source != "cap" or not (b.type in (PERSON, "") or b.thin) or b.role or b.addressed \
+                    or b.is_speaker or b.rejected or b.place or doc[b.start].sent.start != sent.start:
+                continue
+            if _opens_a_listed_clause(doc, b) and b.votes.get(PERSON, 0.0) < 1.5:
+                b.type, b.kind, b.conf, b.thin = ENTITY, "pet", max(b.conf, 0.7), False
+
+
 _NAMED_HEADS = (PROJECT_HEADS | TEAM_HEADS | TOOL_HEADS | WORK_OF_HEADS | PLACE_HEADS | ORG_NOUNS | GROUP_HEADS
                 | PROJECT_APPOS_HEADS | ROLE_NOUNS | PET_NOUNS | ORG_SUFFIXES)
 
 
 def _names_only_a_noun(st: Parse, m: Mention) -> bool:
     """A lone capitalised word that only qualifies a lower-case common noun of no named kind ("the Pride fest",
-    "Marley flooring", "a Miami vibe"): what is talked of is the noun's thing, and the word alone names nothing."""
-    tok = st.doc[m.start]
-    head = tok.head
-    if tok.text.isupper():
-        return False  # "the SDR pool", "the HR team": an acronym is a name
-    return bool(tok.dep_ in ("compound", "amod", "nmod") and head.i == m.end and head.pos_ == "NOUN"
-                and head.is_lower and st.at[head.i] == -1 and head.lower_ not in _NAMED_HEADS
-                and head.lemma_.lower() not in _NAMED_HEADS and st.lex.get(tok.text) is None)
+    "Marley flooring", "a Miami vibe", "the Zelda spots", "an LGBTQ+ youth club"): what is talked of is the noun's
+    thing, and the word alone names nothing."""
+    doc = st.doc
+    tok = doc[m.start]
+    nxt = doc[m.end] if m.end < len(doc) else None
+    if nxt is None or not nxt.is_lower or not nxt.is_alpha or st.at[nxt.i] != -1 or st.lex.get(tok.text) is not None:
+        return False
+    sibling = tok.dep_ in ("pobj", "dobj") and ((nxt.dep_ == tok.dep_ and nxt.head.i == tok.head.i
+                                                 and nxt.tag_ in ("NN", "NNS")) or nxt.tag_ == "JJS")
+    # "at the Lantern fest" read as two objects of "at", or with "fest" as a superlative
+    head = nxt if sibling else tok.head
+    if nxt.lower_ == "fan" and m.end + 1 < len(doc) and doc[m.end + 1].pos_ == "NOUN" and doc[m.end + 1].is_lower:
+        return True  # "a Skyreach fan project", "Moomin fan art": the fans' thing, not one named by the capital
+    if tok.dep_ == "amod" and head.i > m.end and head.pos_ == "NOUN" and all(
+            t.dep_ == "compound" and t.head.i == head.i and t.is_lower and t.lower_ not in _NAMED_HEADS
+            for t in doc[m.end:head.i]):
+        return True  # "an LGBTQ+ youth center": a kind of centre, described
+    if not sibling and (tok.dep_ not in ("compound", "amod", "nmod") or head.i < m.end or head.pos_ != "NOUN"
+                        or any(t.dep_ != "compound" or t.head.i != head.i or not t.is_lower or t.pos_ != "NOUN"
+                               for t in doc[m.end:head.i])):
+        return False
+    if tok.text.isupper() and head.tag_ != "NNS" and head.i == m.end and head.dep_ != "compound":
+        return False  # "the SDR pool", "the HR team": an acronym is a name (not in "the MCU spots", "an XR
+        # pride parade")
+    return all(t.is_lower and st.at[t.i] == -1 and t.lower_ not in _NAMED_HEADS and t.lemma_.lower() not in _NAMED_HEADS
+               for t in doc[m.end:head.i + 1])
 
 
 def _own_work_title(st: Parse, m: Mention) -> bool:
@@ -381,7 +476,24 @@ def _pet(st: Parse, m: Mention) -> bool:
     named = before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"], ["name", "is"], ["name", "'s"],
                             ["name", "’s"], ["called", "him"], ["called", "her"], ["this", "is"], ["names", "are"],
                             ["meet", "my"]) or before[-1:] == ["named"]
-    return named and any(t.lower_ in PET_NOUNS or t.lemma_.lower() in PET_NOUNS for t in doc)
+    if named and any(t.lower_ in PET_NOUNS or t.lemma_.lower() in PET_NOUNS for t in doc):
+        return True
+    recent = st.ctx.previous_episodes[-3:]
+    return before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"]) and bool(recent) \
+        and "?" in recent[-1].content and any(w in recent[-1].content.lower() for w in ("name", "call")) \
+        and any(_talks_of_pets(e.content.lower()) for e in recent)  # "What's his name?" after a pup brought up
+
+
+def _named_for_a_pet(st: Parse, m: Mention) -> bool:
+    """ "we went with 'Biscuit' for our kitten", "Juniper for the new pup": a name chosen for a pet."""
+    doc = st.doc
+    k = m.end
+    while k < len(doc) and doc[k].is_punct and doc[k].text not in ",.!?;":
+        k += 1  # a closing quote
+    after = [t.lower_ for t in doc[k:min(len(doc), k + 4)]]
+    return after[:1] == ["for"] and len(after) >= 3 and after[1] in ("our", "my", "the", "his", "her", "their") and (
+        after[2] in PET_NOUNS or (len(after) > 3 and after[2] in PET_ADJECTIVES | {"new", "little"}
+                                  and after[3] in PET_NOUNS))
 
 
 def _context_votes(st: Parse, m: Mention) -> None:
@@ -450,8 +562,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.place = True  # "Woodhaven, a small town", "X is a great trail": a place
         return
     if ap is not None:
-        if ap.lower_ in PROJECT_APPOS_HEADS:
-            own = any(t.lower_ in WE_WORDS | SPEAKER_WORDS for t in ap.children)
+        if ap.lower_ in PROJECT_APPOS_HEADS and not _favourite(ap):
+            own = any(t.lower_ in WE_WORDS | SPEAKER_WORDS for t in ap.children)  # (not "our favourite game, X")
             m.vote(PROJECT, 1.3 if own else 0.8)
             m.owned = m.owned or own
         if ap.lower_ in ROLE_NOUNS:
@@ -488,12 +600,12 @@ def _context_votes(st: Parse, m: Mention) -> None:
     # a work item noun in front, or as the copula's other side: "my plugin Vellum", "our game is Vellum"
     kind_noun = prev2 if prev is not None and prev.text == "," else prev
     if kind_noun is not None and kind_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
-            and _possessed_by_speaker(kind_noun):
+            and _possessed_by_speaker(kind_noun) and not _favourite(kind_noun):
         m.vote(PROJECT, 1.3)
         m.owned = True
     copula_noun = _copula_other(st, m)
     if copula_noun is not None and copula_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
-            and _possessed_by_speaker(copula_noun):
+            and _possessed_by_speaker(copula_noun) and not _favourite(copula_noun):
         m.vote(PROJECT, 1.3)
         m.owned = True
     # "New project: X"
@@ -679,25 +791,65 @@ def _work_cue(st: Parse, m: Mention) -> bool:
     if before[-1:] in (["called"], ["named"], ["titled"]) and any(w in WORK_NOUNS for w in before[:-1]):
         noun = doc[m.start - 1].head  # "I'm writing a novel called X": the work noun the name is given to
         return not (noun.dep_ == "dobj" and lemma(noun.head) in MAKING_VERBS and noun.head.tag_ != "VBD")
-    if doc[m.start].is_stop:
-        return False  # "the appointment book AND reminders": a word, not a title
+    if _titled_name(st, m):
+        return True
+    first = doc[m.start + 1] if doc[m.start].lower_ in ("the", "a", "an") and m.end - m.start > 1 else doc[m.start]
+    if first.is_stop:
+        return False  # "the appointment book AND reminders": a word, not a title (but "The Legend of X" is one)
     prev = doc[m.start - 1] if m.start > 0 else None
-    if prev is not None and prev.lower_ in WORK_NOUNS and any(c.dep_ == "det" for c in prev.children):
-        return True  # "this game Catan", "the film Heat"
+    if prev is not None and prev.lower_ in WORK_NOUNS and (any(c.dep_ == "det" for c in prev.children) or (
+            prev.dep_ == "compound" and prev.head.i == m.end - 1 and m.start > 1 and doc[m.start - 2].dep_ == "det")):
+        return True  # "this game Catan", "the film Heat" (the article read as the name's: "with the game Zorbo")
     if before[-2:] in [[w, "like"] for w in WORK_NOUNS]:
         return True  # "board games like Hexmoor"
     ap = _appos_head(st, m)
     if ap is not None and ap.lower_ in WORK_NOUNS:
         own = lemma(ap.head) in MAKING_VERBS | {"run", "start", "launch", "host"} or any(
             c.dep_ == "poss" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in ap.children)
-        return not own  # "we run a small podcast, Drift Notes": the speaker's own work, a project
+        return not own or _favourite(ap)  # "we run a small podcast, Drift Notes": the speaker's own work, a project
+        # (but "our favourite game, X" is a taste)
     tok = next((t for t in doc[m.start:m.end] if not m.start <= t.head.i < m.end), doc[m.end - 1])
     while tok.dep_ == "conj" and tok.head.i != tok.i:
         tok = tok.head  # "played Overwatch and Apex Legends"
+        left = tok.left_edge.i
+        if left >= 2 and doc[left - 1].lower_ == "like" and doc[left - 2].lower_ in WORK_NOUNS:
+            return True  # "strategy games like Hexmoor and Tidewars": every title in the list
     if tok.dep_ == "dobj" and lemma(tok.head) in WORK_VERBS_OF_TITLES \
             and not (m.end - m.start == 1 and common_word(doc[m.start].lower_, NOUN_ZIPF)):
         return not any(t.lower_ in PET_NOUNS | PEOPLE_NOUNS for t in doc[m.start].sent)  # not "watch TV"
     return False
+
+
+_FAVOURITE = frozenset({"favorite", "favourite", "fave"})
+_ROMAN = frozenset({"ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"})
+
+
+def _titled_name(st: Parse, m: Mention) -> bool:
+    """The shape of a title: a subtitle after a colon ("Harbor Tides: The Reckoning"), a numbered sequel named
+    with "The" ("The Drowned Kings 3"), or a name that the next sentence, without a verb, calls a work ("I tried
+    Skyreach last night. Great game!")."""
+    doc = st.doc
+    words = doc[m.start:m.end]
+    colon = [t.i for t in words if t.text == ":"]
+    if colon and m.start < colon[0] < m.end - 1 and doc[colon[0] + 1].text[:1].isupper() \
+            and doc[colon[0] - 1].text[:1].isupper():
+        return True
+    if m.end - m.start >= 3 and doc[m.start].lower_ == "the" and (
+            doc[m.end - 1].is_digit or doc[m.end - 1].lower_ in _ROMAN):
+        return True
+    sent = doc[m.start].sent
+    if sent.end >= len(doc) or not (m.end == sent.end or (m.end + 1 == sent.end and doc[m.end].is_punct)
+                                    or (m.end < sent.end and _only_time_after(st, m.end, sent.end))):
+        return False
+    head = [t for t in doc[sent.end:min(len(doc), sent.end + 5)] if not t.is_punct][:4]
+    k = next((n for n, t in enumerate(head) if t.lower_ in WORK_NOUNS), -1)
+    return k >= 0 and all(t.pos_ in ("ADJ", "DET", "ADV") or t.lower_ in ("what", "such") for t in head[:k]) \
+        and not any(t.pos_ in ("VERB", "AUX") for t in doc[sent.end:sent.end + k + 1])
+
+
+def _only_time_after(st: Parse, i: int, j: int) -> bool:
+    """Only a time phrase, an adverb or punctuation from token ``i`` to the sentence end ``j`` ("... last night.")."""
+    return all(t.is_punct or st.in_time[t.i] or t.pos_ in ("ADV", "NUM") for t in st.doc[i:j])
 
 
 def _appos_head(st: Parse, m: Mention) -> Any:
@@ -725,6 +877,11 @@ def _appos_head(st: Parse, m: Mention) -> Any:
             if t.dep_ == "attr" and t.pos_ == "NOUN":
                 return t
     return None
+
+
+def _favourite(noun: Any) -> bool:
+    """ "our favourite game", "my fave show": a taste of the speaker's, not a work of theirs."""
+    return any(c.lower_ in _FAVOURITE for c in noun.children)
 
 
 def _possessed_by_speaker(noun: Any) -> bool:
