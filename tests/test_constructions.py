@@ -1247,3 +1247,30 @@ def test_a_made_thing_or_a_place_with_a_capital_is_no_project(ex: LocalExtractor
 def test_a_known_tool_as_my_thing_stays_used_not_worked_on(ex: LocalExtractor) -> None:
     x = ex.extract("my thing is Figma these days", ctx())
     assert ("ME", "USES", "Figma") in rels(x) and not any(t == "WORKS_ON" for _, t, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("I've been heads-down on Kestrel since March.", "Kestrel"),  # the name finder calls Kestrel a person
+    ("I spent the whole of last month on the Tarrow audit.", "Tarrow audit"),
+    ("We spent the past year on the Brindle relaunch.", "Brindle relaunch"),
+    ("My current assignment is the Dunmore handover.", "Dunmore handover"),
+    ("My task this week is the Pelham migration.", "Pelham migration"),
+    ("Most afternoons go to the Millbrook report.", "Millbrook report"),
+])
+def test_where_the_days_go_or_what_one_is_assigned_is_work(ex: LocalExtractor, text: str, work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(work) == "project"
+    assert ("ME", "WORKS_ON", work) in rels(x)
+
+
+@pytest.mark.parametrize("text", [
+    "Most days go to waste.",
+    "Most weekends go to football with the kids.",
+    "I spent last week on the beach.",
+    "I've been obsessed with Ratatouille lately.",  # a film the name finder calls a person: no tool, no project
+    "Honestly I'm relying on Corvin for the numbers.",
+])
+def test_time_spent_on_no_named_work_or_a_guessed_person_makes_no_work(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert all(e.type not in ("project", "tool") for e in x.entities)
+    assert not any(t == "WORKS_ON" for _, t, _ in rels(x))

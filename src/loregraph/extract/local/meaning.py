@@ -527,6 +527,11 @@ TYPING_SIMILARITY = 0.82  # stricter than relation typing: here the verdict also
 _KIND_TYPE = {"project": PROJECT, "organization": ORGANIZATION, "tool": TOOL}
 
 
+def _guessed_a_person(m: Mention) -> bool:
+    """Whether the only vote a rejected mention had was the name finder's person ("heads-down on Kestrel")."""
+    return m.ner == "PERSON" and set(m.votes) == {PERSON}
+
+
 def _type_unknown_objects(st: Parse, cl: Clause, subjects: list[Any], first_verb: int, objs: list[Mention],
                           library: PhraseLibrary) -> list[Mention]:
     """Capitalised names no cue typed, in object position: the predicate's meaning types them when it is
@@ -540,18 +545,19 @@ def _type_unknown_objects(st: Parse, cl: Clause, subjects: list[Any], first_verb
         if st.at[k] == -1:
             continue
         m = st.mentions[st.at[k]]
-        if m.start != k or m.type or m.source != "cap" or m.place or m.rejected or m.is_speaker or m.end - m.start > 3:
-            continue
+        if m.start != k or m.type or m.source != "cap" or m.place or m.is_speaker or m.end - m.start > 3 \
+                or (m.rejected and not _guessed_a_person(m)):
+            continue  # a name the name finder alone called a person may still be typed by what is done with it
         phrase = predicate_phrase(st, _phrase_start(st, cl, start, m), m.start)
         best: tuple[float, str, Verdict] | None = None
-        for kind in ("project", "organization", "tool"):
+        for kind in ("project",) if m.rejected else ("project", "organization", "tool"):  # a film one loves is no tool
             v = library.classify(phrase, kind)
             if v is not None and v.label not in (NONE, END) and v.similarity >= TYPING_SIMILARITY and (
                     best is None or v.similarity > best[0]):
                 best = (v.similarity, kind, v)
         if best is None:
             continue
-        m.type, m.conf = _KIND_TYPE[best[1]], 0.7
+        m.type, m.conf, m.rejected = _KIND_TYPE[best[1]], 0.7, False
         m.ref = f"e{len(st.entities) + 1}"
         st.entities.append(ExtractedEntity(ref=m.ref, name=clean_name(m.name), type=m.type, confidence=0.7,
                                            attributes={"typed_by": "meaning"}))
