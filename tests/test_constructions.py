@@ -1274,3 +1274,17 @@ def test_time_spent_on_no_named_work_or_a_guessed_person_makes_no_work(ex: Local
     x = ex.extract(text, ctx())
     assert all(e.type not in ("project", "tool") for e in x.entities)
     assert not any(t == "WORKS_ON" for _, t, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "org"), [
+    ("I'm on the board of the Eastside Food Co-op.", "Eastside Food Co-op"),
+    ("I serve on the parents' committee of Hollins Primary.", "Hollins Primary"),
+    ("I'm a trustee of the Marsh Lane Allotment Society.", "Marsh Lane Allotment Society"),
+])
+def test_a_seat_on_a_board_or_committee_is_membership(ex: LocalExtractor, text: str, org: str) -> None:
+    assert ("ME", "PART_OF", org) in rels(ex.extract(text, ctx()))
+
+
+def test_reading_a_page_of_an_organisation_is_no_membership(ex: LocalExtractor) -> None:
+    x = ex.extract("I read about it on the website of Harbour Bank.", ctx())
+    assert not any(t == "PART_OF" for _, t, _ in rels(x))
