@@ -30,6 +30,7 @@ from loregraph.extract.local.words import (
     GREETING_WORDS,
     GROUP_HEADS,
     HONORIFICS,
+    INSTRUMENT_VERBS,
     INSTRUMENTS,
     INTEREST_PAIRS,
     INTERJECTIONS,
@@ -645,12 +646,11 @@ def _activity_gerunds(st: Parse) -> list[Mention]:
     or one with an object, names no activity)."""
     out = []
     for t in st.doc:
-        if t.tag_ == "VBG" and t.dep_ in ("ROOT", "conj", "ccomp") and t.lower_ in PASTIMES and t.is_lower:
-            pass  # "I've been knitting": checked below
-        elif not (t.tag_ == "VBG" or (t.tag_ == "NN" and t.lower_.endswith("ing"))) or t.dep_ not in ("xcomp", "dobj") \
-                or not t.is_lower or not t.is_alpha \
-                or t.lower_ in LIGHT_GERUNDS or len(t) < 5:
-            continue
+        pastime = t.tag_ == "VBG" and t.dep_ in ("ROOT", "conj", "ccomp") and t.lower_ in PASTIMES and t.is_lower
+        gerund = (t.tag_ == "VBG" or (t.tag_ == "NN" and t.lower_.endswith("ing"))) and t.dep_ in ("xcomp", "dobj") \
+            and t.is_lower and t.is_alpha and t.lower_ not in LIGHT_GERUNDS and len(t) >= 5
+        if not (pastime or gerund):
+            continue  # ("I've been knitting": a pastime as the verb itself, checked below)
         verb = t.head
         lem = verb.lemma_.lower()
         been = any(c.dep_ == "aux" and c.lower_ == "been" for c in t.children)
@@ -770,7 +770,7 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         m = Mention(start, end, text, source="np")
         m.vote(CONCEPT, 1.0)  # "I love live music", "we adore ginger snaps": a taste, no particular thing
         return m
-    if prep == "" and gword in ("play", "learn", "practice", "practise") and head.dep_ == "dobj" \
+    if prep == "" and gword in INSTRUMENT_VERBS and head.dep_ == "dobj" \
             and hl in INSTRUMENTS and not any(t.dep_ == "poss" and t.lower_ not in ("my", "our") for t in chunk):
         m = Mention(head.i, head.i + 1, head.text, source="np")
         m.vote(CONCEPT, 1.0)  # "I play the cello", "learning the piano": an instrument played

@@ -34,18 +34,17 @@ from loregraph.extract.local.words import (
     FINISH_VERBS,
     GENERIC_NOUNS,
     GROUP_HEADS,
+    INSTRUMENT_VERBS,
     INSTRUMENTS,
     OTHER_OWNER_WORDS,
     OWN_OWNER_WORDS,
     PAST_LIFE_MARKERS,
     PEOPLE_NOUNS,
     PRACTICE_VERBS,
+    TASTE_PERSON_NOUNS,
     TEAM_HEADS,
     common_word,
-    word_class,
 )
-
-TASTE_PERSON_NOUNS = word_class("taste_person_nouns")
 
 _OWNED_TYPES = frozenset({PREFERS, USES, WORKS_ON, DECIDED})  # what the speaker likes, uses, makes, chose
 _OWNER_DEPS = frozenset({"nsubj", "nsubjpass", "poss", "agent", "csubj"})
@@ -114,7 +113,7 @@ def met_once(st: Parse, m: Mention) -> bool:
     if m.type != CONCEPT or any(ch.isupper() for ch in m.name):
         return False
     root = _root(st, m)
-    if root.lower_ in INSTRUMENTS and root.head.lemma_.lower() in ("play", "learn", "practice", "practise"):
+    if root.lower_ in INSTRUMENTS and root.head.lemma_.lower() in INSTRUMENT_VERBS:
         return False  # "I play the cello": the article of an instrument played names the practice
     return any(c.dep_ in ("det", "predet") and c.lower_ in DETERMINERS for c in root.children)
 
