@@ -1288,3 +1288,50 @@ def test_a_seat_on_a_board_or_committee_is_membership(ex: LocalExtractor, text: 
 def test_reading_a_page_of_an_organisation_is_no_membership(ex: LocalExtractor) -> None:
     x = ex.extract("I read about it on the website of Harbour Bank.", ctx())
     assert not any(t == "PART_OF" for _, t, _ in rels(x))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Quillbase runs on Postgres these days.", ("Quillbase", "USES", "PostgreSQL")),
+    ("Tarnhelm depends on Redis for its queues.", ("Tarnhelm", "DEPENDS_ON", "Redis")),
+    ("Orca needs Rust to build.", ("Orca", "DEPENDS_ON", "Rust")),
+    ("Skiff needs Docker and Postgres to run locally.", ("Skiff", "DEPENDS_ON", "Docker")),
+    ("The Ruby gem, tern-rb, needs Bundler to build.", ("tern-rb", "DEPENDS_ON", "Bundler")),  # named in apposition
+])
+def test_a_name_resting_on_a_known_tool_is_a_system(ex: LocalExtractor, text: str,
+                                                     expected: tuple[str, str, str]) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(expected[0]) == "project"
+    assert expected in rels(x)
+
+
+@pytest.mark.parametrize("text", [
+    "Marta relies on Notion for everything.",  # people rely on tools
+    "Greta needs Figma for the mockups.",  # a want, not what a system needs to run
+])
+def test_a_person_relying_on_or_needing_a_tool_stays_a_person(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(text.split()[0]) == "person"
+
+
+def test_a_company_one_works_for_is_an_organisation_though_it_makes_a_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("I work for Stripe, on the fraud team.", ctx())
+    assert {e.name: e.type for e in x.entities}.get("Stripe") == "organization"
+    assert ("ME", "PART_OF", "Stripe") in rels(x)
+    y = ex.extract("We take card payments through Square at the market stall.", ctx())
+    assert ("ME", "USES", "Square") in rels(y)  # the payment tool, not only the company
+
+
+@pytest.mark.parametrize("text", [
+    "My new lead, Tomas, is great. He and I are rewriting the onboarding checklist.",
+    "Ilse joined last month. She and I are rebuilding the supplier dashboard together.",
+])
+def test_he_and_i_doing_the_work_is_the_speakers_work_too(ex: LocalExtractor, text: str) -> None:
+    got = rels(ex.extract(text, ctx()))
+    work = "onboarding checklist" if "onboarding" in text else "supplier dashboard"
+    assert ("ME", "WORKS_ON", work) in got
+
+
+def test_a_common_acronym_moved_between_tools_is_no_project(ex: LocalExtractor) -> None:
+    x = ex.extract("We finally moved the CRM from Pipedrive to HubSpot over the weekend.", ctx())
+    assert "CRM" not in {e.name for e in x.entities}
+    assert ("ME", "USES", "HubSpot") in rels(x)

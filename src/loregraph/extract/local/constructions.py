@@ -203,6 +203,9 @@ def _entity(st: Parse, i: int) -> Any:
         # "a job at Carrow Hospital uptown": the parser heads the name with the adverb after it
         i = next((c.i for c in tok.children if c.dep_ == "compound" and st.at[c.i] != -1
                   and st.mentions[st.at[c.i]].end == tok.i), i)
+    if st.at[i] == -1 and tok.pos_ == "NOUN":
+        # "the Python bindings, brindle-py, need ...": a common noun with its name in apposition
+        i = next((c.i for c in tok.children if c.dep_ == "appos" and st.at[c.i] != -1), i)
     if st.at[i] != -1:
         m = st.mentions[st.at[i]]
         return m if m.type and m.ref else None

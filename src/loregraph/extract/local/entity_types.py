@@ -641,8 +641,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
     if p in ("join", "joined", "joining", "joins", "left", "leave", "leaving", "leaves") \
             and m.source == "cap":
         m.vote(ORGANIZATION, 0.7)
-    if p in ("for",) and glem == "work" and m.source == "cap":
-        m.vote(ORGANIZATION, 0.8)
+    if p in ("for",) and glem == "work" and m.source in ("cap", "lexicon"):
+        m.vote(ORGANIZATION, 0.8)  # "she works for Stripe": the company, though it makes a tool too
     if p == "from" and prev2 is not None and m.source == "cap" and i >= 2 and st.at[i - 2] != -1 \
             and glem not in SWITCH_VERBS | LEAVE_VERBS:
         m.vote(ORGANIZATION, 0.8)  # "Marta from Northwind"
@@ -676,6 +676,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
             and any(c.dep_ == "dobj" and c.pos_ == "NOUN" and c.lower_ not in PEOPLE_NOUNS
                     for c in doc[j - 1].head.children):
         m.vote(TOOL, 1.0)  # "Paywell handles all the invoicing", "Paywell replaced our old spreadsheets"
+    if m.source == "cap" and doc[j - 1].dep_ == "nsubj" and not first_name(m.name.split()[0]) \
+            and not (m.weak and (doc[m.start].tag_ == "NNS" or common_word(doc[m.start].lower_))) \
+            and _stands_on_a_known_tool(st, doc[j - 1].head):  # (not "Deploys run on Render": a plain noun)
+        m.vote(PROJECT, 1.5)  # "Atlas runs on Postgres", "Vela needs Rust to build": a system, not a person
     if gov is not None and m.source in ("cap", "np"):
         obj_like = gov.i < i
         if obj_like and glem in {"use", "adopt", "utilize", "utilise", "install", "deploy", "try",
@@ -745,6 +749,32 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(TOOL, 0.8)
 
 
+def _stands_on_a_known_tool(st: Parse, verb: Any) -> bool:
+    """The verb says its subject is a system resting on a known tool: "runs on Postgres", "depends on Redis",
+    "needs Rust to build" (not "relies on": people rely on tools; not "needs X" alone: a want)."""
+    def known_tool(tok: Any) -> bool:
+        k = st.at[tok.i]
+        if k == -1:
+            return False
+        other = st.mentions[k]
+        return other.source == "lexicon" or (other.source == "candidate" and best_type(other.votes) == TOOL)
+
+    lem = lemma(verb)
+    if lem in _RESTING_ON_VERBS:
+        return any(c.dep_ == "prep" and c.lower_ == "on" and any(known_tool(g) for g in c.children if g.dep_ == "pobj")
+                   for c in verb.children)
+    if lem in ("need", "require"):
+        for c in verb.children:
+            if c.dep_ in ("xcomp", "advcl", "ccomp") and lemma(c) in _FUNCTION_VERBS \
+                    and not any(g.dep_ == "dobj" for g in c.children):
+                # "needs Rice to build" (object, then purpose) or, as the parser often reads it, "Rice" the subject
+                # of "to build"
+                needed = [g for g in verb.children if g.dep_ == "dobj"] + [g for g in c.children if g.dep_ == "nsubj"]
+                if needed and all(known_tool(g) or any(known_tool(x) for x in g.conjuncts) for g in needed):
+                    return True
+    return False
+
+
 def _no_longer_with(doc: Any, i: int) -> bool:
     """The name after "with" in "<someone> is no longer with X" / "isn't with X anymore": where they worked."""
     w = doc[i - 1] if doc[i - 1].lower_ == "with" else doc[i - 2]
@@ -762,6 +792,8 @@ _ALL_OF_IT = frozenset({"everything", "it", "all", "stuff", "that"})
 _KEPT_IN_VERBS = word_class("kept_in_verbs")
 _TOOL_TRIAL_VERBS = word_class("tool_trial_verbs")
 _TOOL_AGENT_VERBS = word_class("tool_agent_verbs")
+_RESTING_ON_VERBS = word_class("resting_on_verbs")
+_FUNCTION_VERBS = word_class("function_verbs")
 
 
 _FLOW_PREPS = frozenset({"through", "into", "onto", "on", "off", "via"})

@@ -72,8 +72,9 @@ def someone_elses(st: Parse, m: Mention) -> bool:
         for c in tok.children:
             if c.dep_ in _OWNER_DEPS or (c.dep_ == "dobj" and c.lower_ in OWN_OWNER_WORDS and c.i != tok.i):
                 low = c.lower_
-                if low in OWN_OWNER_WORDS:
-                    return False
+                if low in OWN_OWNER_WORDS or (c.dep_ in ("nsubj", "nsubjpass") and any(
+                        g.lower_ in OWN_OWNER_WORDS for g in c.conjuncts)):
+                    return False  # "he and I are rewriting it": the speaker's too
                 if low in OTHER_OWNER_WORDS:
                     return True
                 if c.dep_ in ("nsubj", "nsubjpass", "poss"):
