@@ -1335,3 +1335,25 @@ def test_a_common_acronym_moved_between_tools_is_no_project(ex: LocalExtractor) 
     x = ex.extract("We finally moved the CRM from Pipedrive to HubSpot over the weekend.", ctx())
     assert "CRM" not in {e.name for e in x.entities}
     assert ("ME", "USES", "HubSpot") in rels(x)
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("I'm in charge of the vendor audit this quarter.", "vendor audit"),
+    ("I'm responsible for the release checklist now.", "release checklist"),
+    ("I'm accountable for the Pelham rollout.", "Pelham rollout"),
+    ("I oversee the donor newsletter.", "donor newsletter"),
+])
+def test_being_answerable_for_a_work_item_is_work(ex: LocalExtractor, text: str, work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(work) == "project"
+    assert ("ME", "WORKS_ON", work) in rels(x)
+
+
+@pytest.mark.parametrize(("text", "works"), [
+    ("Dana took over the billing audit and the payroll checklist.", ("billing audit", "payroll checklist")),
+    ("I'm running the budget review and the vendor audit this month.", ("budget review", "vendor audit")),
+])
+def test_coordinated_work_items_are_each_work(ex: LocalExtractor, text: str, works: tuple[str, str]) -> None:
+    got = rels(ex.extract(text, ctx()))
+    who = "Dana" if text.startswith("Dana") else "ME"
+    assert {(who, "WORKS_ON", w) for w in works} <= got

@@ -579,7 +579,10 @@ _OWNER_VERBS = frozenset({
     "maintain", "own", "lead", "build", "rewrite", "launch", "ship", "run", "start", "manage", "take", "inherit",
     "finish", "design", "write", "draft", "create", "rebuild", "redesign", "rework", "revamp", "refactor",
     "overhaul", "develop", "prototype", "polish", "port", "edit", "produce", "coordinate", "organise", "organize",
-    "plan", "update", "revise", "co-write", "co-author", "co-lead", "co-maintain", "co-run"})
+    "plan", "update", "revise", "co-write", "co-author", "co-lead", "co-maintain", "co-run", "oversee", "supervise",
+    "spearhead", "head", "steer"})
+# (word, preposition) of being answerable for a work item: "in charge of X", "responsible for X"
+_CHARGE_OF_PAIRS = frozenset({("charge", "of"), ("responsible", "for"), ("accountable", "for")})
 # words "on" follows for the work one is busy with: "heads-down on X", "focused on X", "busy on X"
 _ON_WORK_WORDS = frozenset({"be", "focus", "down", "busy", "concentrate", "crunch", "grind"})
 
@@ -796,10 +799,11 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None
     if nxt is not None and nxt.lower_ in ("called", "named", "codenamed", ","):
         return None
-    if capped_work and not (gword in _OWNER_VERBS and prep == "" and definite):
+    if capped_work and not (((gword in _OWNER_VERBS and prep == "") or (gword, prep) in _CHARGE_OF_PAIRS) and definite):
         return None  # "the ICU discharge checklist" only as the object of a making verb
     if ((prep == "on" and gword in WORK_VERBS | COLLAB_VERBS | _ON_WORK_WORDS)
-            or (prep == "" and (definite or sum(t.dep_ == "compound" for t in mods) >= 2) and gword in _OWNER_VERBS)) \
+            or (prep == "" and (definite or sum(t.dep_ == "compound" for t in mods) >= 2) and gword in _OWNER_VERBS)
+            or ((gword, prep) in _CHARGE_OF_PAIRS and definite)) \
             and hl in WORK_ITEM_HEADS and mods \
             and all(t.pos_ in ("NOUN", "ADJ", "PROPN", "VERB") for t in mods):
         m = Mention(start, end, text, source="np")

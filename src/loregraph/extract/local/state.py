@@ -175,6 +175,8 @@ def clean_name(name: str) -> str:
 def chunk_governor(chunk: Any) -> tuple[str, str] | None:
     """(governing word lemma, preposition) for a noun chunk: ("believer", "in"), ("follow", "")."""
     root = chunk.root
+    while root.dep_ == "conj" and root.head.i < root.i and root.head.pos_ in ("NOUN", "PROPN"):
+        root = root.head  # "took over the audit and the checklist": the second object shares the first's verb
     if root.dep_ == "pobj":
         prep = root.head
         return prep.head.lemma_.lower(), prep.lower_
