@@ -1357,3 +1357,17 @@ def test_coordinated_work_items_are_each_work(ex: LocalExtractor, text: str, wor
     got = rels(ex.extract(text, ctx()))
     who = "Dana" if text.startswith("Dana") else "ME"
     assert {(who, "WORKS_ON", w) for w in works} <= got
+
+
+@pytest.mark.parametrize(("text", "taste"), [
+    ("I'm big on TDD these days.", "test-driven development"),
+    ("We're big on Kanban in this team.", "kanban"),
+])
+def test_being_big_on_something_is_a_taste(ex: LocalExtractor, text: str, taste: str) -> None:
+    assert ("ME", "PREFERS", taste) in rels(ex.extract(text, ctx()))
+
+
+def test_a_purpose_acronym_in_a_tool_list_is_no_tool_and_the_list_goes_on(ex: LocalExtractor) -> None:
+    x = ex.extract("Our stack is Kotlin, Koin for DI and Ktor on the server.", ctx())
+    assert "DI" not in {e.name for e in x.entities}
+    assert {("ME", "USES", "Kotlin"), ("ME", "USES", "Ktor")} <= rels(x)
