@@ -1371,3 +1371,15 @@ def test_a_purpose_acronym_in_a_tool_list_is_no_tool_and_the_list_goes_on(ex: Lo
     x = ex.extract("Our stack is Kotlin, Koin for DI and Ktor on the server.", ctx())
     assert "DI" not in {e.name for e in x.entities}
     assert {("ME", "USES", "Kotlin"), ("ME", "USES", "Ktor")} <= rels(x)
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("My Python scraper pulls the council minutes every night.", "Python"),
+    ("Our Rails app is showing its age.", "Ruby on Rails"),
+])
+def test_ones_own_part_named_by_its_tool_is_a_use_of_it(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+def test_someone_elses_part_named_by_its_tool_is_no_use(ex: LocalExtractor) -> None:
+    assert not any(t == "USES" for _, t, _ in rels(ex.extract("Their Django app keeps falling over.", ctx())))
