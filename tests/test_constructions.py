@@ -1383,3 +1383,23 @@ def test_ones_own_part_named_by_its_tool_is_a_use_of_it(ex: LocalExtractor, text
 
 def test_someone_elses_part_named_by_its_tool_is_no_use(ex: LocalExtractor) -> None:
     assert not any(t == "USES" for _, t, _ in rels(ex.extract("Their Django app keeps falling over.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("I'm coordinating the Riverside food festival.", "Riverside food festival"),
+    ("We kicked off the Ardent rebrand on Monday.", "Ardent rebrand"),
+    ("I've inherited the Norton payroll cleanup.", "Norton payroll cleanup"),
+    ("Most of my time goes into the Tiller podcast.", "Tiller podcast"),
+    ("All of our energy goes to the Brightwater pilot.", "Brightwater pilot"),
+    ("I picked up the Hollis audit last week.", "Hollis audit"),
+    ("I look after the Quill newsletter.", "Quill newsletter"),
+])
+def test_more_ways_of_saying_what_one_works_on(ex: LocalExtractor, text: str, work: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(work) == "project"
+    assert ("ME", "WORKS_ON", work) in rels(x)
+
+
+@pytest.mark.parametrize("text", ["Most of my money goes to rent.", "I picked up the kids from school."])
+def test_money_spent_or_people_fetched_are_no_work(ex: LocalExtractor, text: str) -> None:
+    assert not any(t == "WORKS_ON" for _, t, _ in rels(ex.extract(text, ctx())))

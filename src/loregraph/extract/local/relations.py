@@ -471,6 +471,9 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return WORKS_ON
         if g in ("take",) and "over" in {x.lower_ for x in st.doc[cl.start:cl.end]}:
             return WORKS_ON
+        if (g == "pick" and p in ("", "up") and "up" in {x.lower_ for x in st.doc[cl.start:cl.end]}) \
+                or (g == "look" and p == "after"):
+            return WORKS_ON  # "I picked up the Hollis audit", "I look after the Quill newsletter"
         if g in COLLAB_VERBS and p in ("on", "with"):
             return WORKS_ON
         return None
