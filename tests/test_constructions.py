@@ -1403,3 +1403,20 @@ def test_more_ways_of_saying_what_one_works_on(ex: LocalExtractor, text: str, wo
 @pytest.mark.parametrize("text", ["Most of my money goes to rent.", "I picked up the kids from school."])
 def test_money_spent_or_people_fetched_are_no_work(ex: LocalExtractor, text: str) -> None:
     assert not any(t == "WORKS_ON" for _, t, _ in rels(ex.extract(text, ctx())))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Our volunteers sign in on Rosterfy.", "Rosterfy"),
+    ("Donors give via Donorbox.", "Donorbox"),
+    ("Guests check in on Mews.", "Mews"),
+    ("Every brew gets logged in Brewfather.", "Brewfather"),
+])
+def test_what_the_people_served_or_each_thing_goes_through_is_the_speakers_tool(
+        ex: LocalExtractor, text: str, tool: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(tool) == "tool"
+    assert ("ME", "USES", tool) in rels(x)
+
+
+def test_what_someone_elses_customers_go_through_is_no_use(ex: LocalExtractor) -> None:
+    assert not any(t == "USES" for _, t, _ in rels(ex.extract("Their customers order through Deliveroo.", ctx())))

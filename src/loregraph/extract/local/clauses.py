@@ -259,7 +259,8 @@ def _setup_subject(st: Parse, t: Any, first_v: int) -> bool:
         return False
     if t.head.lemma_ not in SETUP_VERBS or t.head.pos_ not in ("VERB", "AUX"):
         return False
-    return all(c.lower_ == "the" or c.dep_ in ("compound", "amod") for c in t.children if c.i < t.i) \
+    return all(c.lower_ in ("the", "every", "each") or c.dep_ in ("compound", "amod")
+               for c in t.children if c.i < t.i) \
         and not any(c.dep_ in ("poss", "relcl", "acl", "appos") or st.at[c.i] != -1 for c in t.children)
 
 
