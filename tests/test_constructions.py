@@ -1420,3 +1420,13 @@ def test_what_the_people_served_or_each_thing_goes_through_is_the_speakers_tool(
 
 def test_what_someone_elses_customers_go_through_is_no_use(ex: LocalExtractor) -> None:
     assert not any(t == "USES" for _, t, _ in rels(ex.extract("Their customers order through Deliveroo.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "who", "rel"), [
+    ("Our head brewer, Kit Moreno, is off this week.", "Kit Moreno", "WORKS_WITH"),
+    ("Our new hire, Leena, starts on Monday.", "Leena", "WORKS_WITH"),
+    ("Our barista Joss trained the new starters.", "Joss", "WORKS_WITH"),
+    ("My barber Dino is hilarious.", "Dino", "KNOWS"),  # a service one uses: acquaintance, not a colleague
+])
+def test_more_roles_named_before_a_person(ex: LocalExtractor, text: str, who: str, rel: str) -> None:
+    assert ("ME", rel, who) in rels(ex.extract(text, ctx()))
