@@ -1430,3 +1430,14 @@ def test_what_someone_elses_customers_go_through_is_no_use(ex: LocalExtractor) -
 ])
 def test_more_roles_named_before_a_person(ex: LocalExtractor, text: str, who: str, rel: str) -> None:
     assert ("ME", rel, who) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "who", "group"), [
+    ("I'm training with the Harbour Triathlon Club.", "ME", "Harbour Triathlon Club"),
+    ("Jonah is the drummer in Velvet Kites.", "Jonah", "Velvet Kites"),  # the name finder calls the band a person
+])
+def test_one_belongs_to_a_club_or_band_one_trains_or_plays_in(ex: LocalExtractor, text: str, who: str,
+                                                              group: str) -> None:
+    got = rels(ex.extract(text, ctx()))
+    assert (who, "PART_OF", group) in got
+    assert (who, "USES", group) not in got

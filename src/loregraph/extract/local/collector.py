@@ -22,7 +22,7 @@ from loregraph.extract.local.kinds import (
     WORKS_ON,
     WORKS_WITH,
 )
-from loregraph.extract.local.words import TEAM_HEADS
+from loregraph.extract.local.words import GROUP_HEADS, TEAM_HEADS
 
 FACT_TEMPLATES: dict[str, str] = {
     USES: "{s} uses {o}",
@@ -73,8 +73,9 @@ class Collector:
             role: str = "", trace: str = "rules") -> None:
         """Add the relation ``s rtype o`` unless it (or its symmetric twin) is already there."""
         if rtype == USES and getattr(o, "type", "") == ORGANIZATION and (s is SPEAKER or s.type == PERSON) \
-                and o.name.split()[-1].lower() in TEAM_HEADS:
-            rtype = PART_OF  # "sits on the payments team": people belong to teams, they don't use them
+                and o.name.split()[-1].lower() in TEAM_HEADS | GROUP_HEADS:
+            rtype = PART_OF  # "sits on the payments team", "trains with the Harbour Triathlon Club": people belong
+            # to teams and clubs, they don't use them
         sr, orf = self.ref(s), self.ref(o)
         if not sr or not orf or sr == orf:
             return

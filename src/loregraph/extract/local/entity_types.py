@@ -730,6 +730,9 @@ def _context_votes(st: Parse, m: Mention) -> None:
     if prev is not None and prev.lower_ in ("of", "at") and prev2 is not None \
             and prev2.lower_ in ORG_ROLE_NOUNS and m.source == "cap":
         m.vote(ORGANIZATION, 1.0)
+    if prev is not None and prev.lower_ == "in" and prev2 is not None and prev2.lower_ in _PLAYER_ROLES \
+            and m.source == "cap":
+        m.vote(ORGANIZATION, 1.2)  # "the drummer in Velvet Kites": a band, whatever the name finder says
     # she/he right after, in the next clause: "Ingrid is on the team, and she ..."
     if m.source == "cap" and len(words) <= 2:
         later = doc[j:min(n, j + 12)]
@@ -793,6 +796,7 @@ _KEPT_IN_VERBS = word_class("kept_in_verbs")
 _TOOL_TRIAL_VERBS = word_class("tool_trial_verbs")
 _TOOL_AGENT_VERBS = word_class("tool_agent_verbs")
 _RESTING_ON_VERBS = word_class("resting_on_verbs")
+_PLAYER_ROLES = word_class("player_roles")
 _FUNCTION_VERBS = word_class("function_verbs")
 
 

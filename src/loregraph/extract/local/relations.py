@@ -515,7 +515,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
         if g == "be" and p == "on" and not _one_off(cl):
             return PART_OF  # "I'm on the board", "on the cardiac ICU"
         if g == "be" and p == "in" and (o.name.lower().rsplit(" ", 1)[-1] in GROUP_HEADS
-                                        or _membership_word(st, o)):
+                                        or _membership_word(st, o) or _role_attr(st, cl)):
             return PART_OF  # "I'm on the payments team", "I'm in the choir"
         if g == "be" and p == "with" and not o.place:
             return PART_OF  # "I'm with Lumen now"
