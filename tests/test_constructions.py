@@ -1441,3 +1441,31 @@ def test_one_belongs_to_a_club_or_band_one_trains_or_plays_in(ex: LocalExtractor
     got = rels(ex.extract(text, ctx()))
     assert (who, "PART_OF", group) in got
     assert (who, "USES", group) not in got
+
+
+@pytest.mark.parametrize(("text", "gone"), [
+    ("Wilf left the company last week.", "Wilf"),
+    ("Wilf quit the practice in the spring.", "Wilf"),
+    ("Wilf retired last month.", "Wilf"),
+    ("Wilf left us for Corvid Labs.", "Wilf"),
+    ("I haven't touched Basecamp since last winter.", "Basecamp"),
+    ("We haven't opened Basecamp in months.", "Basecamp"),
+    ("They cancelled the Pelham audit on Friday.", "Pelham audit"),
+    ("The board scrapped the Harrow rebrand.", "Harrow rebrand"),
+])
+def test_a_colleague_gone_a_tool_left_untouched_or_work_called_off_ends(ex: LocalExtractor, text: str,
+                                                                       gone: str) -> None:
+    assert gone in ended(ex.extract(text, ctx()))
+
+
+def test_known_work_called_off_in_the_passive_ends(ex: LocalExtractor) -> None:
+    c = ctx()
+    c.candidates = [CandidateEntity(id="w1", name="Pelham audit", type="project")]
+    assert "Pelham audit" in ended(ex.extract("The Pelham audit got shelved.", c))
+
+
+@pytest.mark.parametrize("text", ["I haven't used Basecamp today.", "The Pelham audit got finished early."])
+def test_a_short_break_or_work_done_is_no_such_ending(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert "Basecamp" not in ended(x)
+    assert not x.endings
