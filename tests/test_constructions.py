@@ -1469,3 +1469,18 @@ def test_a_short_break_or_work_done_is_no_such_ending(ex: LocalExtractor, text: 
     x = ex.extract(text, ctx())
     assert "Basecamp" not in ended(x)
     assert not x.endings
+
+
+@pytest.mark.parametrize(("text", "choice"), [
+    ("After a month of trials we chose Mews.", "Mews"),
+    ("We opted for Paywell in the end.", "Paywell"),
+])
+def test_an_unknown_name_chosen_is_a_tool_decided_on(ex: LocalExtractor, text: str, choice: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(choice) == "tool"
+    assert ("ME", "DECIDED", choice) in rels(x)
+
+
+def test_a_well_known_place_chosen_is_no_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("We chose Lisbon for the offsite.", ctx())
+    assert {e.name: e.type for e in x.entities}.get("Lisbon") != "tool"
