@@ -1386,7 +1386,7 @@ def test_someone_elses_part_named_by_its_tool_is_no_use(ex: LocalExtractor) -> N
 
 
 @pytest.mark.parametrize(("text", "work"), [
-    ("I'm coordinating the Riverside food festival.", "Riverside food festival"),
+    ("I'm coordinating the Ashby volunteer drive.", "Ashby volunteer drive"),
     ("We kicked off the Ardent rebrand on Monday.", "Ardent rebrand"),
     ("I've inherited the Norton payroll cleanup.", "Norton payroll cleanup"),
     ("Most of my time goes into the Tiller podcast.", "Tiller podcast"),

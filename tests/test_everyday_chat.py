@@ -988,3 +988,13 @@ def test_a_favourite_title_in_apposition_is_a_taste_not_ones_own_work(ex: LocalE
     x = ex.extract("We ran a charity stream for our favourite game, Skyreach, last month.", ctx(candidates=cands))
     assert ents(x).get("Skyreach", "entity") == "entity"
     assert ("ME", "WORKS_ON", "Skyreach") not in rels(x)
+
+
+@pytest.mark.parametrize("text", [
+    "We went to the Norwich craft festival on Saturday.",
+    "She dragged me to a Bristol design conference last month.",
+    "I've been reading about birds and forests and I'm hooked.",
+])
+def test_an_event_attended_or_common_nouns_before_and_i_name_no_one(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not any(e.type in ("project", "person") for e in x.entities)

@@ -627,8 +627,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(PERSON, 0.6)
     # "X and I", "I and X", "X and me"
     if nxt is not None and nxt.lower_ == "and" and j + 1 < n and doc[j + 1].lower_ in {"i", "me"} \
-            and not (prev is not None and prev.pos_ == "ADP"):
-        m.vote(PERSON, 1.2)
+            and not (prev is not None and prev.pos_ == "ADP") and m.source != "np":
+        m.vote(PERSON, 1.2)  # (not "interested in cultures and countries and I'm ...": a common noun)
     if prev is not None and prev.lower_ == "and" and prev2 is not None and prev2.lower_ in {"i", "me"}:
         m.vote(PERSON, 1.0)
     # prepositions in front
