@@ -34,6 +34,7 @@ from loregraph.extract.local.words import (
     INSTRUMENTS,
     INTEREST_PAIRS,
     INTERJECTIONS,
+    JOINABLE_HEADS,
     LIGHT_GERUNDS,
     NOUN_ZIPF,
     ORG_OF_HEADS,
@@ -725,9 +726,11 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         return None  # "a side project named Quill": the name that follows is the entity
     # "the platform team", "the data science team" → organisation
     joined = head.dep_ == "dobj" and head.head.lemma_.lower() == "join"  # "I joined a hiking club"
-    if (hl in TEAM_HEADS or (hl in GROUP_HEADS and joined and all(t.pos_ == "NOUN" and t.is_lower for t in mods))) \
-            and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (
-            t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ and not _quality_adjective(t)) for t in mods):
+    if (hl in TEAM_HEADS or (hl in GROUP_HEADS | JOINABLE_HEADS and joined and all(
+            (t.pos_ == "NOUN" or t.lower_ in PASTIMES) and t.is_lower for t in mods))) \
+            and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (joined and t.lower_ in PASTIMES)
+                             or (t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ and not _quality_adjective(t))
+                             for t in mods):
         known = st.lex.get(st.doc[start:head.i].text)
         if known is not None and known.type == ORGANIZATION:
             return None

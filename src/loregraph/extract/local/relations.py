@@ -168,6 +168,10 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             st.out.add(SPEAKER, WORKS_ON, m, cl, 0.8, trace="rules: the speaker's own work item")
     if cl.question or cl.hypothetical:
         return
+    for m in ms:
+        if _my_group(st, m) and not cl.negated and not cl.ended:
+            # a standing membership, not the clause's event: no date of its own ("shared it with my choir last week")
+            st.out.add(SPEAKER, PART_OF, m, None, 0.8, trace="rules: my <kind> group")
     verbs = cl.verbs
     if not verbs and not (cl.inherited or cl.introduction):
         return
@@ -417,6 +421,24 @@ def relate_finished(st: Parse, cl: Clause) -> None:
                  and f.target_name.lower() in recent]
     if len(open_work) == 1:
         st.out.end_fact(open_work[0].id, "finished", at=at)
+
+
+_FORMER_WORDS = frozenset({"old", "former", "previous", "ex", "last"})
+
+
+def _my_group(st: Parse, m: Mention) -> bool:
+    """ "my writers group", "our running club", "my choir and I": a group of a kind that the speaker calls theirs
+    is one they belong to (not "my son's team": the possessive is someone else's)."""
+    if m.type != ORGANIZATION or not st.speaker_ok or m.source not in ("np", "np-strong"):
+        return False
+    head = st.doc[m.end - 1]
+    if head.lower_ not in GROUP_HEADS or any(ch.isupper() for ch in m.name):
+        return False
+    if head.lower_ in TEAM_HEADS and head.lower_ not in ("group", "crew"):
+        return False  # "my platform team", "our data squad": work teams, read by the work rules
+    if any(t.lower_ in _FORMER_WORDS for t in st.doc[max(0, m.start - 2):m.end]):
+        return False  # "my old band", "our former choir"
+    return any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in head.children)
 
 
 def _why(rule: str, verb: str, prep: str) -> str:
