@@ -139,3 +139,26 @@ def test_not_in_a_few_days_is_no_date_but_in_two_weeks_is(ex: LocalExtractor) ->
     assert find_time_words("We haven't talked in a few days, how are you?", NOW) == []
     (later,) = find_time_words("I'm moving to Porto in two weeks.", NOW)
     assert later.future and later.when.date() == date(2024, 6, 26)
+
+
+# ---- a business opened, a work of one's own --------------------------------------------------------
+
+
+def test_a_business_of_ones_own_opened_is_ones_own_from_that_day(ex: LocalExtractor) -> None:
+    r = facts(ex.extract("We opened our bakery last month!", ctx())).get(("ME", "PART_OF", "bakery"))
+    assert r is not None and r.valid_at is not None and r.valid_at.date() == date(2024, 5, 12)
+
+
+def test_a_shop_someone_else_opened_is_not_the_speakers(ex: LocalExtractor) -> None:
+    assert not any(r.type == "PART_OF" for r in ex.extract("They opened their shop in May.", ctx()).relations)
+
+
+def test_my_album_is_my_work_dated_by_the_message(ex: LocalExtractor) -> None:
+    x = ex.extract("I picked the cover art for my new album yesterday.", ctx())
+    r = facts(x).get(("ME", "WORKS_ON", "album"))
+    assert r is not None and r.valid_at is None  # "yesterday" dates the cover art, not the album
+
+
+@pytest.mark.parametrize("text", ["I lost my photo album on the train.", "Have you heard my podcast?"])
+def test_an_album_of_photos_or_a_question_is_no_work_of_ones_own(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "WORKS_ON" for r in ex.extract(text, ctx()).relations)

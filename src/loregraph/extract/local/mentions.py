@@ -22,6 +22,7 @@ from loregraph.extract.local.words import (
     COLLAB_VERBS,
     CONCEPT_HEADS,
     CREATIVE_HEADS,
+    EDITION_WORDS,
     EVALUATIVE_ADJ,
     FINISH_VERBS,
     GENERIC_ADJ,
@@ -39,6 +40,7 @@ from loregraph.extract.local.words import (
     NOUN_ZIPF,
     ORG_OF_HEADS,
     ORG_SUFFIXES,
+    OWN_WORK_NOUNS,
     PASTIMES,
     PEOPLE_NOUNS,
     PET_NOUNS,
@@ -795,6 +797,12 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         m = Mention(start, end, text, source="np")  # "my screenplay", "finished the quilt": a personal project
         m.vote(PROJECT, 1.0)
         m.owned = mine
+        return m
+    if hl in OWN_WORK_NOUNS and head.pos_ == "NOUN" and head.is_lower \
+            and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in head.children) \
+            and all(t.lower_ in EDITION_WORDS for t in mods):
+        m = Mention(start, end, text, source="np")  # "for my album", "the cover of our podcast": one's own work
+        m.vote(PROJECT, 1.0)
         return m
     nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None
     if nxt is not None and nxt.lower_ in ("called", "named", "codenamed", ","):

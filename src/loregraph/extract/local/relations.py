@@ -55,6 +55,7 @@ from loregraph.extract.local.words import (
     MEMBERSHIP_WORDS,
     NON_USE_VERBS,
     ORG_NOUNS,
+    OWN_WORK_NOUNS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
     SWITCH_VERBS,
@@ -169,6 +170,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     if cl.question or cl.hypothetical:
         return
     for m in ms:
+        if _my_own_work(st, m) and not cl.negated and not cl.ended:
+            st.out.add(SPEAKER, WORKS_ON, m, None, 0.8, trace="rules: my <work>")  # dated by the message
         if _my_group(st, m) and not cl.negated and not cl.ended:
             # a standing membership, not the clause's event: no date of its own ("shared it with my choir last week")
             st.out.add(SPEAKER, PART_OF, m, None, 0.8, trace="rules: my <kind> group")
@@ -421,6 +424,16 @@ def relate_finished(st: Parse, cl: Clause) -> None:
                  and f.target_name.lower() in recent]
     if len(open_work) == 1:
         st.out.end_fact(open_work[0].id, "finished", at=at)
+
+
+def _my_own_work(st: Parse, m: Mention) -> bool:
+    """ "the cover art for my album", "a guest on our podcast": a work of a kind one makes, called one's own, is
+    one's work (dated by the message: the clause's time dates the cover or the guest, not the work)."""
+    if m.type != PROJECT or m.owned or not st.speaker_ok or m.source != "np":
+        return False
+    head = st.doc[m.end - 1]
+    return head.lower_ in OWN_WORK_NOUNS and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                                                 for c in head.children)
 
 
 _FORMER_WORDS = frozenset({"old", "former", "previous", "ex", "last"})
