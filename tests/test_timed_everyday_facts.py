@@ -162,3 +162,19 @@ def test_my_album_is_my_work_dated_by_the_message(ex: LocalExtractor) -> None:
 @pytest.mark.parametrize("text", ["I lost my photo album on the train.", "Have you heard my podcast?"])
 def test_an_album_of_photos_or_a_question_is_no_work_of_ones_own(ex: LocalExtractor, text: str) -> None:
     assert not any(r.type == "WORKS_ON" for r in ex.extract(text, ctx()).relations)
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("I had a breakthrough with my robotics project on Monday.", "robotics project"),
+    ("I was a guest on my own cooking show.", "cooking show"),
+    ("Last week I talked about it on my own podcast.", "podcast"),
+    ("We are building our own board game.", "board game"),
+])
+def test_a_project_or_a_work_called_ones_own_is_ones_work(ex: LocalExtractor, text: str, work: str) -> None:
+    r = facts(ex.extract(text, ctx())).get(("ME", "WORKS_ON", work))
+    assert r is not None and r.valid_at is None  # dated by the message, not by the breakthrough or the talk
+
+
+@pytest.mark.parametrize("text", ["My brother's garden project is huge.", "I finished my game last night."])
+def test_someone_elses_project_or_a_game_finished_is_no_work_of_ones_own(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "WORKS_ON" for r in ex.extract(text, ctx()).relations)

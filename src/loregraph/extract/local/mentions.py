@@ -60,6 +60,7 @@ from loregraph.extract.local.words import (
     TOOL_SLOT_VERBS,
     WE_WORDS,
     WORK_ITEM_HEADS,
+    WORK_NOUNS,
     WORK_OF_HEADS,
     WORK_VERBS,
     code_name,
@@ -547,6 +548,7 @@ def _quality_adjective(t: Any) -> bool:
     return low in EVALUATIVE_ADJ or low in GENERIC_ADJ or low.endswith(QUALITY_ADJ_SUFFIXES)
 
 
+_BUILD_VERBS = frozenset({"make", "build", "create", "design", "develop", "code"})  # "making my first game"
 _MAKE_VERBS = frozenset({"work", "write", "paint", "draw", "knit", "sew", "build", "make", "start", "edit", "draft",
                          "record", "compose", "film", "shoot", "bake", "design", "plan", "create"})
 
@@ -792,16 +794,21 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         return None
     definite = any(t.lower_ in ("the", "our", "my", "this") for t in chunk)
     mine = any(t.lower_ in ("my", "our") for t in chunk)
-    if hl in CREATIVE_HEADS and head.pos_ == "NOUN" and mine and gword in FINISH_VERBS | _MAKE_VERBS \
+    if ((hl in CREATIVE_HEADS and gword in FINISH_VERBS | _MAKE_VERBS)
+            or (hl in WORK_NOUNS and gword in _BUILD_VERBS)) \
+            and head.pos_ == "NOUN" and mine \
             and (prep == "" or (prep == "on" and gword == "work")) and not _generic_np(toks):
         m = Mention(start, end, text, source="np")  # "my screenplay", "finished the quilt": a personal project
         m.vote(PROJECT, 1.0)
         m.owned = mine
         return m
-    if hl in OWN_WORK_NOUNS and head.pos_ == "NOUN" and head.is_lower \
-            and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in head.children) \
-            and all(t.lower_ in EDITION_WORDS for t in mods):
-        m = Mention(start, end, text, source="np")  # "for my album", "the cover of our podcast": one's own work
+    own = [t for t in chunk if t.lower_ == "own" and t.head.i == head.i]
+    if head.pos_ == "NOUN" and head.is_lower and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                                                     for c in head.children) \
+            and ((hl in OWN_WORK_NOUNS and all(t.lower_ in EDITION_WORDS for t in mods) and not own)
+                 or (own and hl in CREATIVE_HEADS | WORK_NOUNS | OWN_WORK_NOUNS)):
+        first = own[0].i + 1 if own else start  # "my own cooking show" is a cooking show
+        m = Mention(first, end, st.doc[first:end].text, source="np")  # "for my album": one's own work
         m.vote(PROJECT, 1.0)
         return m
     nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None

@@ -58,6 +58,7 @@ from loregraph.extract.local.words import (
     OWN_WORK_NOUNS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
+    PROJECT_HEADS,
     SWITCH_VERBS,
     TEAM_HEADS,
     TOOL_HEADS,
@@ -427,13 +428,16 @@ def relate_finished(st: Parse, cl: Clause) -> None:
 
 
 def _my_own_work(st: Parse, m: Mention) -> bool:
-    """ "the cover art for my album", "a guest on our podcast": a work of a kind one makes, called one's own, is
-    one's work (dated by the message: the clause's time dates the cover or the guest, not the work)."""
-    if m.type != PROJECT or m.owned or not st.speaker_ok or m.source != "np":
+    """ "the cover art for my album", "a breakthrough with my robotics project", "on my own cooking show": a work of
+    a kind one makes, or a project, called one's own is one's work (dated by the message: the clause's time dates
+    the cover or the breakthrough, not the work)."""
+    if m.type != PROJECT or m.owned or not st.speaker_ok or m.source not in ("np", "np-strong"):
         return False
     head = st.doc[m.end - 1]
-    return head.lower_ in OWN_WORK_NOUNS and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
-                                                 for c in head.children)
+    mine = any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in head.children)
+    own = m.start > 0 and st.doc[m.start - 1].lower_ == "own"  # "my own cooking show"
+    return mine and (head.lower_ in OWN_WORK_NOUNS or own
+                     or (head.lower_ in PROJECT_HEADS and m.end - m.start > 1))
 
 
 _FORMER_WORDS = frozenset({"old", "former", "previous", "ex", "last"})
