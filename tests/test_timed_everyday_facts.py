@@ -149,6 +149,11 @@ def test_a_business_of_ones_own_opened_is_ones_own_from_that_day(ex: LocalExtrac
     assert r is not None and r.valid_at is not None and r.valid_at.date() == date(2024, 5, 12)
 
 
+def test_a_business_opened_keeps_its_whole_name_without_own(ex: LocalExtractor) -> None:
+    x = ex.extract("I finally opened my own bike repair shop!", ctx())
+    assert ("ME", "PART_OF", "bike repair shop") in facts(x)
+
+
 def test_a_shop_someone_else_opened_is_not_the_speakers(ex: LocalExtractor) -> None:
     assert not any(r.type == "PART_OF" for r in ex.extract("They opened their shop in May.", ctx()).relations)
 
