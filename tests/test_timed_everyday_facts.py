@@ -183,3 +183,12 @@ def test_a_project_or_a_work_called_ones_own_is_ones_work(ex: LocalExtractor, te
 @pytest.mark.parametrize("text", ["My brother's garden project is huge.", "I finished my game last night."])
 def test_someone_elses_project_or_a_game_finished_is_no_work_of_ones_own(ex: LocalExtractor, text: str) -> None:
     assert not any(r.type == "WORKS_ON" for r in ex.extract(text, ctx()).relations)
+
+
+@pytest.mark.parametrize("text", ["I'm working on my novel and it's almost finished.",
+                                  "I'm working on my novel and it is nearly done."])
+def test_almost_finished_is_not_finished(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    r = facts(x).get(("ME", "WORKS_ON", "novel"))
+    assert r is not None and r.invalid_at is None
+    assert x.endings == []

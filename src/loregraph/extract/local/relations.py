@@ -405,7 +405,7 @@ def relate_finished(st: Parse, cl: Clause) -> None:
     finished = any(lemma(v) in FINISH_VERBS and v.tag_ in ("VBD", "VBN") for v in cl.verbs) or (
         " wrapped up " in text)
     bare = " " + " ".join(t.lower_ for t in doc[cl.start:cl.end]
-                          if t.pos_ != "ADV" or t.lower_ in ("not", "no", "never", "up")) + " "
+                          if t.pos_ != "ADV" or t.lower_ in ("not", "no", "never", "up", "almost", "nearly")) + " "
     done = any(mk in text or mk in bare for mk in DONE_MARKERS)  # "is officially wrapped", "'s finally done"
     if not (finished or done) or (finished and SPEAKER not in cl.subj and not done):
         return
