@@ -192,3 +192,30 @@ def test_almost_finished_is_not_finished(ex: LocalExtractor, text: str) -> None:
     r = facts(x).get(("ME", "WORKS_ON", "novel"))
     assert r is not None and r.invalid_at is None
     assert x.endings == []
+
+
+# ---- a pastime loved "to do" or done as a habit ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "activity"), [
+    ("I also love to travel. Last spring we saw Lisbon.", "traveling"),
+    ("We really enjoy to hike.", "hiking"),
+])
+def test_a_pastime_loved_to_do_is_a_taste_named_by_its_gerund(ex: LocalExtractor, text: str, activity: str) -> None:
+    r = facts(ex.extract(text, ctx())).get(("ME", "PREFERS", activity))
+    assert r is not None and r.valid_at is None  # the taste holds now; "last spring" dates the trip
+
+
+@pytest.mark.parametrize("text", ["I'd love to travel.", "I love to travel there.", "Do you love to swim?"])
+def test_a_wish_or_a_place_or_a_question_is_no_taste(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "PREFERS" for r in ex.extract(text, ctx()).relations)
+
+
+def test_a_pastime_done_as_a_habit_is_practised(ex: LocalExtractor) -> None:
+    x = ex.extract("In the evening, I read, do yoga, and cook.", ctx())
+    assert ("ME", "USES", "yoga") in facts(x)
+
+
+@pytest.mark.parametrize("text", ["I did yoga last Friday.", "I don't do yoga.", "Do you do yoga?"])
+def test_one_session_or_a_denial_or_a_question_is_no_practice(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "USES" for r in ex.extract(text, ctx()).relations)

@@ -246,8 +246,8 @@ def find_mentions(st: Parse) -> list[Mention]:
 
     for cm2 in _class_subjects(st):
         spans.append((1, cm2.start, cm2.end, cm2))  # "a pottery class": pottery
-    for gm in _activity_gerunds(st):
-        spans.append((1, gm.start, gm.end, gm))  # "I love camping", "I started surfing": an activity
+    for gm in _activity_gerunds(st) + _activity_infinitives(st):
+        spans.append((1, gm.start, gm.end, gm))  # "I love camping", "I started surfing", "I love to travel"
     # (d) lower-case noun phrases in strong positions
     for chunk in doc.noun_chunks:
         npm = _np_mention(st, chunk)
@@ -645,6 +645,35 @@ _GERUND_BLOCKERS = frozenset({"dobj", "attr", "ccomp", "xcomp", "acomp", "oprd",
 _GERUND_PREPS = frozenset({"with", "in", "at", "on", "around", "outdoors", "outside"})
 
 
+def _gerund_of(verb: Any) -> str | None:
+    """The pastime a bare verb names, as its gerund: "travel" → traveling, "hike" → hiking, "swim" → swimming."""
+    lem = verb.lemma_.lower()
+    for form in (lem + "ing", lem[:-1] + "ing", lem + lem[-1:] + "ing"):
+        if form in PASTIMES:
+            return form
+    return None
+
+
+def _activity_infinitives(st: Parse) -> list[Mention]:
+    """A pastime the speaker loves to do: "I love to travel", "we enjoy to hike" (the concept is named by its
+    gerund, "traveling"); not "I'd love to travel" (a wish: the clause is a plan) nor "love to travel there"."""
+    out = []
+    for t in st.doc:
+        if t.tag_ != "VB" or t.dep_ != "xcomp" or not t.is_lower or t.head.lemma_.lower() not in _TASTE_VERBS:
+            continue
+        if not any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children) \
+                or any(c.dep_ not in ("aux", "punct") for c in t.children):
+            continue
+        if not any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in t.head.children):
+            continue
+        name = _gerund_of(t)
+        if name is not None:
+            m = Mention(t.i, t.i + 1, name, source="np")
+            m.vote(CONCEPT, 1.0)
+            out.append(m)
+    return out
+
+
 def _activity_gerunds(st: Parse) -> list[Mention]:
     """An activity named by a bare gerund that the speaker loves or took up: "I love camping (with my cousins)",
     "I started surfing", "we enjoy gardening" (not "I love being ...", "I love finding new spots": a light verb,
@@ -776,6 +805,11 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
             and not any(c.dep_ in ("relcl", "acl", "prep") for c in head.children):
         m = Mention(start, end, text, source="np")
         m.vote(CONCEPT, 1.0)  # "I love live music", "we adore ginger snaps": a taste, no particular thing
+        return m
+    if prep == "" and gword == "do" and head.dep_ == "dobj" and hl in PASTIMES and head.is_lower and not mods \
+            and head.head.tag_ in ("VBP", "VBZ") and not any(t.dep_ in ("det", "poss") for t in chunk):
+        m = Mention(head.i, head.i + 1, head.text, source="np")
+        m.vote(CONCEPT, 1.0)  # "I do yoga", "we do pottery on Sundays": a pastime practised
         return m
     if prep == "" and gword in INSTRUMENT_VERBS and head.dep_ == "dobj" \
             and hl in INSTRUMENTS and not any(t.dep_ == "poss" and t.lower_ not in ("my", "our") for t in chunk):
