@@ -219,3 +219,17 @@ def test_a_pastime_done_as_a_habit_is_practised(ex: LocalExtractor) -> None:
 @pytest.mark.parametrize("text", ["I did yoga last Friday.", "I don't do yoga.", "Do you do yoga?"])
 def test_one_session_or_a_denial_or_a_question_is_no_practice(ex: LocalExtractor, text: str) -> None:
     assert not any(r.type == "USES" for r in ex.extract(text, ctx()).relations)
+
+
+@pytest.mark.parametrize(("text", "group"), [
+    ("I love the knitting circle we joined.", "knitting circle"),
+    ("I got so much advice from the grief support group I attend.", "grief support group"),
+])
+def test_a_group_the_speaker_joined_or_attends_said_after_it_is_membership(ex: LocalExtractor, text: str,
+                                                                          group: str) -> None:
+    assert ("ME", "PART_OF", group) in facts(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["The chess club they joined is fun.", "The choir I never joined is great."])
+def test_a_group_others_joined_or_never_joined_is_no_membership(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "PART_OF" for r in ex.extract(text, ctx()).relations)

@@ -14,6 +14,7 @@ from loregraph.extract.local.state import (
     camel,
     chunk_governor,
     is_capish,
+    joined_by_speaker,
     norm_key,
 )
 from loregraph.extract.local.words import (
@@ -758,7 +759,8 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     if after is not None and after.lower_ in ("called", "named", "codenamed", "dubbed"):
         return None  # "a side project named Quill": the name that follows is the entity
     # "the platform team", "the data science team" → organisation
-    joined = head.dep_ == "dobj" and head.head.lemma_.lower() == "join"  # "I joined a hiking club"
+    joined = (head.dep_ == "dobj" and head.head.lemma_.lower() == "join") or joined_by_speaker(head)
+    # "I joined a hiking club", "the knitting circle we joined"
     if (hl in TEAM_HEADS or (hl in GROUP_HEADS | JOINABLE_HEADS and joined and all(
             (t.pos_ == "NOUN" or t.lower_ in PASTIMES) and t.is_lower for t in mods))) \
             and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (joined and t.lower_ in PASTIMES)

@@ -31,6 +31,7 @@ from loregraph.extract.local.state import (
     controller,
     gov_lemma,
     is_team,
+    joined_by_speaker,
     lemma,
     moves_a_thing,
     prep_before,
@@ -444,8 +445,9 @@ _FORMER_WORDS = frozenset({"old", "former", "previous", "ex", "last"})
 
 
 def _my_group(st: Parse, m: Mention) -> bool:
-    """ "my writers group", "our running club", "my choir and I": a group of a kind that the speaker calls theirs
-    is one they belong to (not "my son's team": the possessive is someone else's)."""
+    """ "my writers group", "our running club", "the knitting circle we joined": a group of a kind that the speaker
+    calls theirs, or says they joined or attend, is one they belong to (not "my son's team": the possessive is
+    someone else's)."""
     if m.type != ORGANIZATION or not st.speaker_ok or m.source not in ("np", "np-strong"):
         return False
     head = st.doc[m.end - 1]
@@ -455,7 +457,7 @@ def _my_group(st: Parse, m: Mention) -> bool:
         return False  # "my platform team", "our data squad": work teams, read by the work rules
     if any(t.lower_ in _FORMER_WORDS for t in st.doc[max(0, m.start - 2):m.end]):
         return False  # "my old band", "our former choir"
-    return any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in head.children)
+    return any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in head.children) or joined_by_speaker(head)
 
 
 def _why(rule: str, verb: str, prep: str) -> str:
