@@ -31,6 +31,7 @@ from loregraph.extract.local.words import (
     SETUP_VERBS,
     STOP_VERBS,
     SUBJ_PRONOUNS,
+    TELLING_VERBS,
     common_word,
     word_class,
 )
@@ -61,9 +62,16 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
             continue
         if not has_verb:
             continue
+        if low == "why" and t.i - 2 >= bounds[-1] and doc[t.i - 1].lemma_ == "be" \
+                and doc[t.i - 2].lower_ in ("that", "this") and nxt is not None:
+            bounds.append(t.i + 1)  # "That's why I'm into X": what follows is a clause of its own
+            has_verb = False
+            continue
         if low in CLAUSE_MARKERS and t.i > sent.start:
             if low == "so" and nxt is not None and nxt.lower_ in {"much", "many", "far", "good"}:
                 continue
+            if low == "so" and nxt is not None and t.dep_ == "advmod" and nxt.pos_ in ("ADJ", "ADV", "ADP"):
+                continue  # "I'm so into birding", "she's so proud": an intensifier, no new clause
             bounds.append(t.i)
             has_verb = False
             continue
@@ -188,6 +196,12 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         or " going to " in text_low or " about to " in text_low or " thinking about " in text_low \
         or " whether " in text_low or any(f in text_low for f in FUTURE_MARKERS) \
         or " thinking of " in text_low or any(t.lower_ == "'d" and t.tag_ == "MD" for t in toks)
+    told = _news_told(cl, lems, aux_low, text_low) if cl.hypothetical else None
+    if told is not None:
+        cl.hypothetical = False  # "I wanted to let you know I joined a choir": what is told happened
+        if not cl.subj and st.speaker_ok and any(c.dep_ == "nsubj" and c.lower_ in ("i", "we")
+                                                 for c in told.children):
+            cl.subj = [SPEAKER]  # "(I) wanted to let you know I joined a choir"
     if any(lem in PLAN_VERBS and v.dep_ in ("ROOT", "conj", "ccomp") and v.tag_ in ("VBG",)
            for lem, v in zip(lems, cl.verbs, strict=False)):
         cl.hypothetical = True  # "we're evaluating X", "I'm considering X"
@@ -298,6 +312,21 @@ def _self_introduction(st: Parse, cl: Clause) -> bool:
         return any(c.lower_ in ("at", "for", "with") and any(g.dep_ == "pobj" and st.at[g.i] != -1
                                                             for g in c.children) for c in ats)
     return False
+
+
+def _news_told(cl: Clause, lems: list[str], aux_low: set[str], text_low: str) -> Any:
+    """The verb of the news in "I wanted to tell you that I joined a choir", "wanted to let you know we adopted a
+    cat": a wish to tell, then news told in the past tense; the only plan is the telling. None with a modal, "if"
+    or another plan verb."""
+    if aux_low & MODALS or " if " in text_low or any(f in text_low for f in FUTURE_MARKERS):
+        return None
+    plans = [i for i, lem in enumerate(lems) if lem in PLAN_VERBS]
+    if len(plans) != 1 or plans[0] + 1 >= len(lems) or lems[plans[0] + 1] not in TELLING_VERBS:
+        return None
+    told = [v for v in cl.verbs[plans[0] + 2:] if v.tag_ == "VBD"][:1]  # "let you know I joined"
+    if told and any(c.dep_ == "nsubj" and c.lower_ in SUBJ_PRONOUNS - {"it", "you"} for c in told[0].children):
+        return told[0]
+    return None
 
 
 def _fan_fragment(st: Parse, cl: Clause) -> bool:

@@ -141,9 +141,10 @@ def _group_mention(st: Parse, head: int) -> Mention | None:
     if tok.pos_ not in ("NOUN", "ADJ", "VERB") or tok.is_stop or not tok.is_alpha or tok.lower_ in PLACE_HEADS:
         return None  # "from legal", "from marketing" name departments; "from down the street" no group
     start = head
-    while start - 1 >= 0 and doc[start - 1].dep_ in ("compound", "amod") and doc[start - 1].head.i == head \
-            and doc[start - 1].pos_ in ("NOUN", "PROPN", "ADJ") and st.at[start - 1] == -1:
-        start -= 1
+    while start - 1 >= 0 and doc[start - 1].dep_ in ("compound", "amod") and start <= doc[start - 1].head.i <= head \
+            and doc[start - 1].pos_ in ("NOUN", "PROPN", "ADJ") and st.at[start - 1] == -1 \
+            and doc[start - 1].lower_ != "own":
+        start -= 1  # "my own car repair shop": the car repair shop
     if any(st.at[k] != -1 for k in range(start, head + 1)):
         return None
     m = Mention(start, head + 1, doc[start:head + 1].text, source="np-strong")

@@ -14,6 +14,7 @@ from loregraph.extract.local.state import (
     camel,
     chunk_governor,
     is_capish,
+    joined_by_speaker,
     norm_key,
 )
 from loregraph.extract.local.words import (
@@ -22,6 +23,7 @@ from loregraph.extract.local.words import (
     COLLAB_VERBS,
     CONCEPT_HEADS,
     CREATIVE_HEADS,
+    EDITION_WORDS,
     EVALUATIVE_ADJ,
     FINISH_VERBS,
     GENERIC_ADJ,
@@ -34,10 +36,12 @@ from loregraph.extract.local.words import (
     INSTRUMENTS,
     INTEREST_PAIRS,
     INTERJECTIONS,
+    JOINABLE_HEADS,
     LIGHT_GERUNDS,
     NOUN_ZIPF,
     ORG_OF_HEADS,
     ORG_SUFFIXES,
+    OWN_WORK_NOUNS,
     PASTIMES,
     PEOPLE_NOUNS,
     PET_NOUNS,
@@ -57,6 +61,7 @@ from loregraph.extract.local.words import (
     TOOL_SLOT_VERBS,
     WE_WORDS,
     WORK_ITEM_HEADS,
+    WORK_NOUNS,
     WORK_OF_HEADS,
     WORK_VERBS,
     code_name,
@@ -242,8 +247,8 @@ def find_mentions(st: Parse) -> list[Mention]:
 
     for cm2 in _class_subjects(st):
         spans.append((1, cm2.start, cm2.end, cm2))  # "a pottery class": pottery
-    for gm in _activity_gerunds(st):
-        spans.append((1, gm.start, gm.end, gm))  # "I love camping", "I started surfing": an activity
+    for gm in _activity_gerunds(st) + _activity_infinitives(st):
+        spans.append((1, gm.start, gm.end, gm))  # "I love camping", "I started surfing", "I love to travel"
     # (d) lower-case noun phrases in strong positions
     for chunk in doc.noun_chunks:
         npm = _np_mention(st, chunk)
@@ -544,6 +549,7 @@ def _quality_adjective(t: Any) -> bool:
     return low in EVALUATIVE_ADJ or low in GENERIC_ADJ or low.endswith(QUALITY_ADJ_SUFFIXES)
 
 
+_BUILD_VERBS = frozenset({"make", "build", "create", "design", "develop", "code"})  # "making my first game"
 _MAKE_VERBS = frozenset({"work", "write", "paint", "draw", "knit", "sew", "build", "make", "start", "edit", "draft",
                          "record", "compose", "film", "shoot", "bake", "design", "plan", "create"})
 
@@ -643,6 +649,35 @@ _GERUND_BLOCKERS = frozenset({"dobj", "attr", "ccomp", "xcomp", "acomp", "oprd",
 _GERUND_PREPS = frozenset({"with", "in", "at", "on", "around", "outdoors", "outside"})
 
 
+def _gerund_of(verb: Any) -> str | None:
+    """The pastime a bare verb names, as its gerund: "travel" → traveling, "hike" → hiking, "swim" → swimming."""
+    lem = verb.lemma_.lower()
+    for form in (lem + "ing", lem[:-1] + "ing", lem + lem[-1:] + "ing"):
+        if form in PASTIMES:
+            return form
+    return None
+
+
+def _activity_infinitives(st: Parse) -> list[Mention]:
+    """A pastime the speaker loves to do: "I love to travel", "we enjoy to hike" (the concept is named by its
+    gerund, "traveling"); not "I'd love to travel" (a wish: the clause is a plan) nor "love to travel there"."""
+    out = []
+    for t in st.doc:
+        if t.tag_ != "VB" or t.dep_ != "xcomp" or not t.is_lower or t.head.lemma_.lower() not in _TASTE_VERBS:
+            continue
+        if not any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children) \
+                or any(c.dep_ not in ("aux", "punct") for c in t.children):
+            continue
+        if not any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in t.head.children):
+            continue
+        name = _gerund_of(t)
+        if name is not None:
+            m = Mention(t.i, t.i + 1, name, source="np")
+            m.vote(CONCEPT, 1.0)
+            out.append(m)
+    return out
+
+
 def _activity_gerunds(st: Parse) -> list[Mention]:
     """An activity named by a bare gerund that the speaker loves or took up: "I love camping (with my cousins)",
     "I started surfing", "we enjoy gardening" (not "I love being ...", "I love finding new spots": a light verb,
@@ -727,10 +762,13 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
     if after is not None and after.lower_ in ("called", "named", "codenamed", "dubbed"):
         return None  # "a side project named Quill": the name that follows is the entity
     # "the platform team", "the data science team" → organisation
-    joined = head.dep_ == "dobj" and head.head.lemma_.lower() == "join"  # "I joined a hiking club"
-    if (hl in TEAM_HEADS or (hl in GROUP_HEADS and joined and all(t.pos_ == "NOUN" and t.is_lower for t in mods))) \
-            and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (
-            t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ and not _quality_adjective(t)) for t in mods):
+    joined = (head.dep_ == "dobj" and head.head.lemma_.lower() == "join") or joined_by_speaker(head)
+    # "I joined a hiking club", "the knitting circle we joined"
+    if (hl in TEAM_HEADS or (hl in GROUP_HEADS | JOINABLE_HEADS and joined and all(
+            (t.pos_ == "NOUN" or t.lower_ in PASTIMES) and t.is_lower for t in mods))) \
+            and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (joined and t.lower_ in PASTIMES)
+                             or (t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ and not _quality_adjective(t))
+                             for t in mods):
         known = st.lex.get(st.doc[start:head.i].text)
         if known is not None and known.type == ORGANIZATION:
             return None
@@ -773,6 +811,11 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         m = Mention(start, end, text, source="np")
         m.vote(CONCEPT, 1.0)  # "I love live music", "we adore ginger snaps": a taste, no particular thing
         return m
+    if prep == "" and gword == "do" and head.dep_ == "dobj" and hl in PASTIMES and head.is_lower and not mods \
+            and head.head.tag_ in ("VBP", "VBZ") and not any(t.dep_ in ("det", "poss") for t in chunk):
+        m = Mention(head.i, head.i + 1, head.text, source="np")
+        m.vote(CONCEPT, 1.0)  # "I do yoga", "we do pottery on Sundays": a pastime practised
+        return m
     if prep == "" and gword in INSTRUMENT_VERBS and head.dep_ == "dobj" \
             and hl in INSTRUMENTS and not any(t.dep_ == "poss" and t.lower_ not in ("my", "our") for t in chunk):
         m = Mention(head.i, head.i + 1, head.text, source="np")
@@ -790,11 +833,22 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         return None
     definite = any(t.lower_ in ("the", "our", "my", "this") for t in chunk)
     mine = any(t.lower_ in ("my", "our") for t in chunk)
-    if hl in CREATIVE_HEADS and head.pos_ == "NOUN" and mine and gword in FINISH_VERBS | _MAKE_VERBS \
+    if ((hl in CREATIVE_HEADS and gword in FINISH_VERBS | _MAKE_VERBS)
+            or (hl in WORK_NOUNS and gword in _BUILD_VERBS)) \
+            and head.pos_ == "NOUN" and mine \
             and (prep == "" or (prep == "on" and gword == "work")) and not _generic_np(toks):
         m = Mention(start, end, text, source="np")  # "my screenplay", "finished the quilt": a personal project
         m.vote(PROJECT, 1.0)
         m.owned = mine
+        return m
+    own = [t for t in chunk if t.lower_ == "own" and t.head.i == head.i]
+    if head.pos_ == "NOUN" and head.is_lower and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                                                     for c in head.children) \
+            and ((hl in OWN_WORK_NOUNS and all(t.lower_ in EDITION_WORDS for t in mods) and not own)
+                 or (own and hl in CREATIVE_HEADS | WORK_NOUNS | OWN_WORK_NOUNS)):
+        first = own[0].i + 1 if own else start  # "my own cooking show" is a cooking show
+        m = Mention(first, end, st.doc[first:end].text, source="np")  # "for my album": one's own work
+        m.vote(PROJECT, 1.0)
         return m
     nxt = st.doc[chunk.end] if chunk.end < len(st.doc) else None
     if nxt is not None and nxt.lower_ in ("called", "named", "codenamed", ","):

@@ -41,8 +41,12 @@ from loregraph.extract.local.words import (
     PAST_LIFE_MARKERS,
     PEOPLE_NOUNS,
     PRACTICE_VERBS,
+    PROJECT_HEADS,
+    SPEAKER_WORDS,
+    TAKING_UP_VERBS,
     TASTE_PERSON_NOUNS,
     TEAM_HEADS,
+    WE_WORDS,
     common_word,
 )
 
@@ -91,6 +95,23 @@ def past_life(sentence: str) -> bool:
     """The sentence speaks of the speaker's past life ("when I was 10", "as a kid", "used to")."""
     low = " " + " ".join(sentence.lower().split()) + " "
     return any(f" {mk} " in low for mk in PAST_LIFE_MARKERS)
+
+
+_COUNTED_PAST = frozenset({"years ago", "years back"})
+
+
+def began_years_ago(sent: Any) -> bool:
+    """ "I started rowing five years ago (and I still love it)": a count of years dates when the speaker took
+    something up, which goes on; not a past life. Only when no other past-life marker is said ("when I was a kid
+    I started skating" stays a past life)."""
+    low = " " + " ".join(sent.text.lower().split()) + " "
+    said = {mk for mk in PAST_LIFE_MARKERS if f" {mk} " in low}
+    if not said or said - _COUNTED_PAST:
+        return False
+    return any(t.pos_ == "VERB" and t.lemma_.lower() in TAKING_UP_VERBS
+               and (t.lemma_.lower() != "take" or any(c.dep_ == "prt" and c.lower_ == "up" for c in t.children))
+               and any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in t.children)
+               for t in sent)
 
 
 def no_name(st: Parse, m: Mention, sent: Any) -> bool:
@@ -169,6 +190,8 @@ def finished_someone_elses_work(st: Parse, m: Mention) -> bool:
     root = _root(st, m)
     if root.head.lemma_.lower() not in FINISH_VERBS or root.dep_ != "dobj":
         return False
+    if root.lower_ in PROJECT_HEADS:
+        return False  # "I finished an engineering project": a project finished was one's own work, not read
     kids = {c.lower_ for c in root.children if c.dep_ in ("det", "poss")}
     return bool(kids & DETERMINERS) and not kids & OWN_OWNER_WORDS
 
@@ -189,7 +212,8 @@ def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[
     if r.type in _OWNED_TYPES:
         if r.source == SPEAKER and targets and all(someone_elses(st, m) for m in targets):
             return True
-        if r.type in (PREFERS, USES, WORKS_ON) and past_life(sent.text) and r.invalid_at is None:
+        if r.type in (PREFERS, USES, WORKS_ON) and past_life(sent.text) and r.invalid_at is None \
+                and not began_years_ago(sent):
             return True  # "as a kid I was into X", "thinking back to finishing my screenplay": not now
         if targets and all(fragment(st, m) for m in targets):
             return True

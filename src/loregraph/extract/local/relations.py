@@ -31,6 +31,7 @@ from loregraph.extract.local.state import (
     controller,
     gov_lemma,
     is_team,
+    joined_by_speaker,
     lemma,
     moves_a_thing,
     prep_before,
@@ -55,8 +56,10 @@ from loregraph.extract.local.words import (
     MEMBERSHIP_WORDS,
     NON_USE_VERBS,
     ORG_NOUNS,
+    OWN_WORK_NOUNS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
+    PROJECT_HEADS,
     SWITCH_VERBS,
     TEAM_HEADS,
     TOOL_HEADS,
@@ -168,6 +171,12 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             st.out.add(SPEAKER, WORKS_ON, m, cl, 0.8, trace="rules: the speaker's own work item")
     if cl.question or cl.hypothetical:
         return
+    for m in ms:
+        if _my_own_work(st, m) and not cl.negated and not cl.ended:
+            st.out.add(SPEAKER, WORKS_ON, m, None, 0.8, trace="rules: my <work>")  # dated by the message
+        if _my_group(st, m) and not cl.negated and not cl.ended:
+            # a standing membership, not the clause's event: no date of its own ("shared it with my choir last week")
+            st.out.add(SPEAKER, PART_OF, m, None, 0.8, trace="rules: my <kind> group")
     verbs = cl.verbs
     if not verbs and not (cl.inherited or cl.introduction):
         return
@@ -397,7 +406,7 @@ def relate_finished(st: Parse, cl: Clause) -> None:
     finished = any(lemma(v) in FINISH_VERBS and v.tag_ in ("VBD", "VBN") for v in cl.verbs) or (
         " wrapped up " in text)
     bare = " " + " ".join(t.lower_ for t in doc[cl.start:cl.end]
-                          if t.pos_ != "ADV" or t.lower_ in ("not", "no", "never", "up")) + " "
+                          if t.pos_ != "ADV" or t.lower_ in ("not", "no", "never", "up", "almost", "nearly")) + " "
     done = any(mk in text or mk in bare for mk in DONE_MARKERS)  # "is officially wrapped", "'s finally done"
     if not (finished or done) or (finished and SPEAKER not in cl.subj and not done):
         return
@@ -417,6 +426,38 @@ def relate_finished(st: Parse, cl: Clause) -> None:
                  and f.target_name.lower() in recent]
     if len(open_work) == 1:
         st.out.end_fact(open_work[0].id, "finished", at=at)
+
+
+def _my_own_work(st: Parse, m: Mention) -> bool:
+    """ "the cover art for my album", "a breakthrough with my robotics project", "on my own cooking show": a work of
+    a kind one makes, or a project, called one's own is one's work (dated by the message: the clause's time dates
+    the cover or the breakthrough, not the work)."""
+    if m.type != PROJECT or m.owned or not st.speaker_ok or m.source not in ("np", "np-strong"):
+        return False
+    head = st.doc[m.end - 1]
+    mine = any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in head.children)
+    own = m.start > 0 and st.doc[m.start - 1].lower_ == "own"  # "my own cooking show"
+    return mine and (head.lower_ in OWN_WORK_NOUNS or own
+                     or (head.lower_ in PROJECT_HEADS and m.end - m.start > 1))
+
+
+_FORMER_WORDS = frozenset({"old", "former", "previous", "ex", "last"})
+
+
+def _my_group(st: Parse, m: Mention) -> bool:
+    """ "my writers group", "our running club", "the knitting circle we joined": a group of a kind that the speaker
+    calls theirs, or says they joined or attend, is one they belong to (not "my son's team": the possessive is
+    someone else's)."""
+    if m.type != ORGANIZATION or not st.speaker_ok or m.source not in ("np", "np-strong"):
+        return False
+    head = st.doc[m.end - 1]
+    if head.lower_ not in GROUP_HEADS or any(ch.isupper() for ch in m.name):
+        return False
+    if head.lower_ in TEAM_HEADS and head.lower_ not in ("group", "crew"):
+        return False  # "my platform team", "our data squad": work teams, read by the work rules
+    if any(t.lower_ in _FORMER_WORDS for t in st.doc[max(0, m.start - 2):m.end]):
+        return False  # "my old band", "our former choir"
+    return any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in head.children) or joined_by_speaker(head)
 
 
 def _why(rule: str, verb: str, prep: str) -> str:

@@ -185,6 +185,14 @@ def chunk_governor(chunk: Any) -> tuple[str, str] | None:
     return None
 
 
+def joined_by_speaker(head: Any) -> bool:
+    """ "the knitting circle we joined", "this support group I attend": a group the speaker says, in a clause set
+    after it, they joined or attend."""
+    return any(c.dep_ == "relcl" and c.lemma_.lower() in ("join", "attend") and not any(
+        k.dep_ == "neg" for k in c.children) and any(
+        k.dep_ == "nsubj" and k.lower_ in ("i", "we") for k in c.children) for c in head.children)
+
+
 def nearest_verb_before(doc: Any, i: int) -> Any:
     """The nearest verb before token i in the same sentence (linear; the parser errs on names)."""
     sent_start = doc[i].sent.start

@@ -35,6 +35,7 @@ _PHRASE = re.compile(
     rf"|(?P<month>(?:{_MONTH_PREPS})\s+(?:{_MONTHS})(?:\s+\d{{4}})?)"
     rf")\b(?!\s*(?:'s|’s))",
     re.I)
+_NOT_BEFORE = re.compile(r"(?:n't|n’t|\bnot|\bnever)\s+(?:\w+\s+){0,3}$", re.I)
 _HABIT = re.compile(rf"\b(?:every|each)\s+(?:{_DAYS}|{_UNITS})\b|\bon\s+(?:{_DAYS})s\b", re.I)
 
 
@@ -97,6 +98,8 @@ def find_time_words(text: str, reference: datetime, future_text: bool = False) -
     for m in _PHRASE.finditer(text):
         if any(a <= m.start() < b for a, b in habits):
             continue
+        if m.group("in") and _NOT_BEFORE.search(text[:m.start()]):
+            continue  # "haven't talked in a few days": how long something has not happened, no date
         phrase = m.group(0)
         low = phrase.lower()
         future = bool(m.group("in")) or low.split()[0] in _W["future_shifters"] or low in _W["future_relative"] \
