@@ -1484,3 +1484,22 @@ def test_an_unknown_name_chosen_is_a_tool_decided_on(ex: LocalExtractor, text: s
 def test_a_well_known_place_chosen_is_no_tool(ex: LocalExtractor) -> None:
     x = ex.extract("We chose Lisbon for the offsite.", ctx())
     assert {e.name: e.type for e in x.entities}.get("Lisbon") != "tool"
+
+
+@pytest.mark.parametrize(("text", "who"), [
+    ("I share an office with Petra.", "Petra"),  # a given name after "with": a companion, never a tool
+    ("I'm working alongside Rufus on the audit.", "Rufus"),
+    ("Sami shadows me on Tuesdays.", "Sami"),
+    ("Ines covers for me on Fridays.", "Ines"),
+    ("I'm on the same shift as Dagny.", "Dagny"),
+    ("I hand over to Tobias at seven.", "Tobias"),
+    ("I co-teach the Year 10 class with Bram.", "Bram"),
+])
+def test_everyday_ways_of_working_with_someone(ex: LocalExtractor, text: str, who: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(who) == "person"
+    assert ("ME", "WORKS_WITH", who) in rels(x)
+
+
+def test_coffee_with_a_friend_is_no_work(ex: LocalExtractor) -> None:
+    assert not any(t == "WORKS_WITH" for _, t, _ in rels(ex.extract("I had coffee with Petra yesterday.", ctx())))

@@ -649,10 +649,11 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(ORGANIZATION, 0.8)  # "Marta from Northwind"
     if p == "with" and m.source == "cap" and _no_longer_with(doc, i) and not first_name(m.name.split()[0]):
         m.vote(ORGANIZATION, 1.5)  # "Ines is no longer with Harwood", "she's not with Calloway anymore"
-    if p == "with" and m.source == "cap":
+    if p in ("with", "alongside") and m.source == "cap":
         if glem in {"work", "collaborate", "pair", "partner", "team", "meet", "talk", "chat", "sync"} \
-                or (gov is not None and gov.dep_ == "ROOT" and glem in WORK_VERBS):
-            m.vote(PERSON, 0.8)
+                or (gov is not None and gov.dep_ == "ROOT" and glem in WORK_VERBS) or p == "alongside" \
+                or (first_name(m.name.split()[0]) and not camel(m.name) and len(m.name.split()) <= 2):
+            m.vote(PERSON, 0.8)  # (a given name after "with" is a companion: "I share an office with Petra")
         elif glem in USE_VERBS or glem in {"build", "write"}:
             m.vote(TOOL, 0.5)
     if p in ("to",) and glem == "report" and m.source == "cap":
