@@ -1503,3 +1503,20 @@ def test_everyday_ways_of_working_with_someone(ex: LocalExtractor, text: str, wh
 
 def test_coffee_with_a_friend_is_no_work(ex: LocalExtractor) -> None:
     assert not any(t == "WORKS_WITH" for _, t, _ in rels(ex.extract("I had coffee with Petra yesterday.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "part", "whole"), [
+    ("Kestrel is a sub-project of Atlas.", "Kestrel", "Atlas"),
+    ("Quill is a module of Orion.", "Quill", "Orion"),
+])
+def test_a_named_part_of_a_named_work_is_part_of_it(ex: LocalExtractor, text: str, part: str, whole: str) -> None:
+    x = ex.extract(text, ctx())
+    got = rels(x)
+    assert (part, "PART_OF", whole) in got
+    assert not any(t == "WORKS_ON" for _, t, _ in got)  # a piece of work works on nothing
+    assert {e.name: e.type for e in x.entities}.get(part) == "project"
+
+
+def test_one_of_the_founders_is_no_part_of_a_work(ex: LocalExtractor) -> None:
+    x = ex.extract("Maya is one of the founders of Lumen.", ctx())
+    assert {e.name: e.type for e in x.entities}.get("Maya") == "person"

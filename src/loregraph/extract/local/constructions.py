@@ -241,6 +241,8 @@ def _fits(rtype: str, s: Any, o: Any) -> bool:
     if want is None:
         return True
     stype = PERSON if s is SPEAKER else s.type
+    if rtype == PART_OF and stype == PROJECT and getattr(o, "type", "") == PROJECT:
+        return True  # "Kestrel is a sub-project of Atlas": a part of a bigger piece of work
     return stype in want[0] and getattr(o, "type", "") in want[1]
 
 

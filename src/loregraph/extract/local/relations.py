@@ -293,6 +293,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 st.out.add(s, PREFERS, o, cl, conf, trace=_why("taste for a work", g, p))
         elif o.type == PROJECT and rtype == WORKS_ON:
             for s in srcs:
+                if s is not SPEAKER and s.type != PERSON:
+                    continue  # "Kestrel is a module of Atlas": a part of the work, no one working on it
                 st.out.add(s, WORKS_ON, o, cl, conf, trace=_why("work verb on a project", g, p))
                 if g in SWITCH_VERBS and p in ("to", "onto"):
                     st.out.events.append(MovedProject(s, o))
