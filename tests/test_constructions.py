@@ -1520,3 +1520,18 @@ def test_a_named_part_of_a_named_work_is_part_of_it(ex: LocalExtractor, text: st
 def test_one_of_the_founders_is_no_part_of_a_work(ex: LocalExtractor) -> None:
     x = ex.extract("Maya is one of the founders of Lumen.", ctx())
     assert {e.name: e.type for e in x.entities}.get("Maya") == "person"
+
+
+@pytest.mark.parametrize(("text", "who", "tool"), [
+    ("I'm a heavy Excel user.", "ME", "Excel"),
+    ("We've been Xero customers since 2019.", "ME", "Xero"),
+    ("Marta is a Figma user too.", "Marta", "Figma"),
+    ("Canva does all our social posts.", "ME", "Canva"),
+])
+def test_a_user_of_a_tool_or_a_tool_doing_our_work(ex: LocalExtractor, text: str, who: str, tool: str) -> None:
+    assert (who, "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["I'm not a Jira user.", "Maria does all our books."])
+def test_no_user_or_a_person_doing_our_work_is_no_use(ex: LocalExtractor, text: str) -> None:
+    assert not any(t == "USES" for _, t, _ in rels(ex.extract(text, ctx())))
