@@ -1535,3 +1535,19 @@ def test_a_user_of_a_tool_or_a_tool_doing_our_work(ex: LocalExtractor, text: str
 @pytest.mark.parametrize("text", ["I'm not a Jira user.", "Maria does all our books."])
 def test_no_user_or_a_person_doing_our_work_is_no_use(ex: LocalExtractor, text: str) -> None:
     assert not any(t == "USES" for _, t, _ in rels(ex.extract(text, ctx())))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Honestly nothing beats Figma for wireframes.", "Figma"),
+    ("Nothing comes close to Procreate.", "Procreate"),
+    ("Give me Postgres over MySQL any day.", "PostgreSQL"),
+    ("I'm a total convert to Linear.", "Linear"),
+    ("Ableton is my favourite DAW by a mile.", "Ableton Live"),
+])
+def test_more_ways_of_preferring_a_tool(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "PREFERS", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["Nothing beats a cold beer after work.", "Give me a call over the weekend."])
+def test_nothing_beats_or_give_me_without_a_tool_is_no_taste(ex: LocalExtractor, text: str) -> None:
+    assert not rels(ex.extract(text, ctx()))
