@@ -1551,3 +1551,29 @@ def test_more_ways_of_preferring_a_tool(ex: LocalExtractor, text: str, tool: str
 @pytest.mark.parametrize("text", ["Nothing beats a cold beer after work.", "Give me a call over the weekend."])
 def test_nothing_beats_or_give_me_without_a_tool_is_no_taste(ex: LocalExtractor, text: str) -> None:
     assert not rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "tools"), [
+    ("Our billing runs on Stripe, and support runs on Zendesk.", {"Stripe", "Zendesk"}),
+    ("Front desk runs on Cloudbeds.", {"Cloudbeds"}),
+])
+def test_a_part_of_the_setup_running_on_a_tool_even_when_the_verb_reads_as_a_noun(
+        ex: LocalExtractor, text: str, tools: set[str]) -> None:
+    assert {("ME", "USES", t) for t in tools} <= rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["His team runs on Jira.", "Mark runs on coffee.", "My aunt's salon runs on Fresha."])
+def test_someone_elses_setup_or_a_person_running_on_something_is_no_use(ex: LocalExtractor, text: str) -> None:
+    assert not any(s == "ME" for s, _, _ in rels(ex.extract(text, ctx())))
+
+
+def test_a_named_thing_depending_on_another_named_thing(ex: LocalExtractor) -> None:
+    x = ex.extract("Atlas depends on Kestrel.", ctx())
+    assert ("Kestrel", "tool") in {(e.name, e.type) for e in x.entities}
+    assert ("Beacon", "DEPENDS_ON", "Tessera") in rels(ex.extract("Beacon depends on Tessera.", ctx()))
+
+
+def test_a_person_depending_on_a_person_is_no_dependency(ex: LocalExtractor) -> None:
+    x = ex.extract("Priya depends on Tomas for code reviews.", ctx())
+    assert not rels(x)
+    assert {e.name: e.type for e in x.entities}.get("Tomas") != "tool"

@@ -63,6 +63,8 @@ class Construction:
     asserts: bool = False  # a fact even in a clause that reads as a plan ("X needs Y to run")
     places: tuple[str, ...] = ()  # nodes naming a place or an event, never an entity ("met X at <Summit>")
     negated: bool = False  # the construction's own meaning carries a negation ("can't live without X")
+    not_given_names: tuple[str, ...] = ()  # nodes that void the match when a lone given name ("Priya depends on …")
+    speakers_own: tuple[str, ...] = ()  # nodes that void the match when someone else's ("my sister's bakery runs …")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,8 @@ def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
             votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
             group=c.get("group", ""), relations=c.get("relations", []), endings=c.get("endings", []),
             asserts=bool(c.get("asserts", False)), places=tuple(c.get("places", ())),
-            negated=bool(c.get("negated", False))))
+            negated=bool(c.get("negated", False)), not_given_names=tuple(c.get("not_given_names", ())),
+            speakers_own=tuple(c.get("speakers_own", ()))))
     return out
 
 
@@ -157,9 +160,24 @@ def _group_mention(st: Parse, head: int) -> Mention | None:
     return m
 
 
+def _lone_given_name(st: Parse, i: int | None) -> bool:
+    """The token is a one-word name that is a known given name ("Priya", not "Atlas" or "Priya's Bakery")."""
+    if i is None or st.at[i] == -1:
+        return False
+    m = st.mentions[st.at[i]]
+    return m.end - m.start == 1 and m.source not in _KNOWN_SOURCES and first_name(m.name)
+
+
+def _someone_elses(st: Parse, i: int | None) -> bool:
+    """The token has an owner other than the speaker ("my sister's", "his", "Dana's"; not "my" or "our")."""
+    return i is not None and any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in st.doc[i].children)
+
+
 def vote_constructions(st: Parse) -> list[Match]:
     """Find the constructions of the message and add their typing evidence; returns the matches."""
-    matches = ConstructionMatcher.for_vocab(st.doc.vocab)(st.doc)
+    matches = [mt for mt in ConstructionMatcher.for_vocab(st.doc.vocab)(st.doc)
+               if not any(_lone_given_name(st, mt.nodes.get(n)) for n in mt.construction.not_given_names)
+               and not any(_someone_elses(st, mt.nodes.get(n)) for n in mt.construction.speakers_own)]
     for mt in matches:
         c = mt.construction
         if c.group and c.group in mt.nodes and st.at[mt.nodes[c.group]] == -1:
