@@ -1577,3 +1577,16 @@ def test_a_person_depending_on_a_person_is_no_dependency(ex: LocalExtractor) -> 
     x = ex.extract("Priya depends on Tomas for code reviews.", ctx())
     assert not rels(x)
     assert {e.name: e.type for e in x.entities}.get("Tomas") != "tool"
+
+
+@pytest.mark.parametrize(("text", "new"), [
+    ("We ditched Mailchimp for Buttondown last spring.", "Buttondown"),
+    ("We dropped Zoom for Whereby.", "Whereby"),
+])
+def test_a_tool_swapped_for_an_unknown_name_is_swapped_for_a_tool(ex: LocalExtractor, text: str, new: str) -> None:
+    assert ("ME", "USES", new) in rels(ex.extract(text, ctx()))
+
+
+def test_a_company_left_for_a_city_gives_no_membership_of_the_city(ex: LocalExtractor) -> None:
+    x = ex.extract("I left Deloitte for Berlin.", ctx())
+    assert "Berlin" not in {e.name for e in x.entities}

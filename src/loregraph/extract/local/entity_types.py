@@ -100,16 +100,23 @@ def type_mentions(st: Parse) -> list[Mention]:
             between = doc[a.end:b.start].text.strip().lower()
             if between in {"and", "or", ",", ", and", ", or", "over", "to", "than", "instead of",
                            "rather than", "vs", "vs.", "versus", "/", "&"} or (
-                    between == "to" and doc[a.start - 1].lower_ == "from" if a.start > 0 else False):
+                    between == "to" and doc[a.start - 1].lower_ == "from" if a.start > 0 else False) \
+                    or (between == "for" and _swapped_for(doc, a, b)):
                 for m1, m2 in ((a, b), (b, a)):
                     if m1.kind == "work" and m2.source == "cap" and between not in _VERSUS and not m2.kind \
                             and not m2.votes.get(PERSON, 0) >= 1.0:
                         m2.kind = "work"  # "strategy games like Civilization and Total War": both titles
                         m2.vote(CONCEPT, 1.6)
                     t1 = best_type(m1.votes)
-                    if t1 and m1.votes[t1] >= 0.8 and m2.source in ("cap", "np") \
+                    if t1 and m1.votes[t1] >= 0.8 and m2.source in ("cap", "np") and between != "for" \
                             and not m2.votes.get(t1):
                         m2.vote(t1, 0.5)
+                    elif t1 == TOOL and m1.votes[t1] >= 0.8 and m2.source == "cap" and between == "for" \
+                            and m2.votes.get(t1, 0.0) < 0.8:
+                        # the one swapped in, weakly voted by the swap construction alone: a tool swapped for a
+                        # name is swapped for a tool, even a name the name finder calls a place ("Buttondown");
+                        # not a company left for a name (a city, often: "left Google for Madrid")
+                        m2.vote(TOOL, 1.2)
     for m in ms:
         if m.source in ("cap", "candidate") and not m.addressed and addressed_name(st, m.start, m.end) and (
                 m.source == "cap" or m.votes.get(PERSON)):
@@ -758,6 +765,14 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(TOOL, 0.8)
 
 
+def _swapped_for(doc: Any, a: Mention, b: Mention) -> bool:
+    """"we ditched Mailchimp for Buttondown", "swapped Trello for Height": the one taken up in place of the other is
+    a thing of its kind."""
+    obj, prep = doc[a.end - 1], doc[a.end]
+    return obj.dep_ == "dobj" and lemma(obj.head) in _SWAP_VERBS and prep.head.i == obj.head.i \
+        and doc[b.end - 1].head.i == prep.i
+
+
 def _stands_on_a_known_tool(st: Parse, verb: Any) -> bool:
     """The verb says its subject is a system resting on a known tool: "runs on Postgres", "depends on Redis",
     "needs Rust to build" (not "relies on": people rely on tools; not "needs X" alone: a want)."""
@@ -797,6 +812,7 @@ def _no_longer_with(doc: Any, i: int) -> bool:
 
 
 _MOTION_VERBS = word_class("motion_verbs")
+_SWAP_VERBS = word_class("swap_verbs")
 _ALL_OF_IT = frozenset({"everything", "it", "all", "stuff", "that"})
 _KEPT_IN_VERBS = word_class("kept_in_verbs")
 _TOOL_TRIAL_VERBS = word_class("tool_trial_verbs")
