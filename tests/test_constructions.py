@@ -1590,3 +1590,29 @@ def test_a_tool_swapped_for_an_unknown_name_is_swapped_for_a_tool(ex: LocalExtra
 def test_a_company_left_for_a_city_gives_no_membership_of_the_city(ex: LocalExtractor) -> None:
     x = ex.extract("I left Deloitte for Berlin.", ctx())
     assert "Berlin" not in {e.name for e in x.entities}
+
+
+@pytest.mark.parametrize("text", ["Nobody uses Basecamp anymore.", "No one uses Skype these days.",
+                                  "None of us use Jira now."])
+def test_a_tool_nobody_uses_ends_and_is_never_used(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not rels(x)
+    assert len(ended(x)) == 1
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Honestly we're a Google Workspace company.", "Google Workspace"),
+    ("We're a Shopify store.", "Shopify"),
+])
+def test_a_household_or_company_of_a_tool_uses_it(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm the secretary of the Hillside Tennis Club.", ("ME", "PART_OF", "Hillside Tennis Club")),
+    ("I'm chair of the Parkview Residents Association.", ("ME", "PART_OF", "Parkview Residents Association")),
+    ("Lou is a trustee of the Marlow Arts Trust.", ("Lou", "PART_OF", "Marlow Arts Trust")),
+])
+def test_an_officer_of_a_club_or_charity_belongs_to_it(
+        ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))

@@ -219,7 +219,7 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
     if any(lem in DECIDE_VERBS for lem in lems) and not (aux_low & MODALS):
         cl.hypothetical = False
     cl.negated = any((t.dep_ == "neg" or t.lower_ in ("not", "n't", "never")) and not _not_only(doc, t)
-                     for t in toks) or " no longer " in text_low
+                     for t in toks) or " no longer " in text_low or any(_nobody(doc, t) for t in toks)
     if prev is not None and cl.inherited and prev.negated and not verbs:
         cl.negated = True
     cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to "))
@@ -279,6 +279,14 @@ def _setup_subject(st: Parse, t: Any, first_v: int) -> bool:
 
 
 _NOT_ONLY = frozenset({"just", "only", "simply", "merely", "solely", "purely"})
+
+
+def _nobody(doc: Any, t: Any) -> bool:
+    """A subject that denies the verb for everyone: "nobody uses X", "no one reads it", "none of us use Y"."""
+    if t.dep_ not in ("nsubj", "nsubjpass"):
+        return False
+    return t.lower_ in ("nobody", "none", "neither") or (
+        t.lower_ == "one" and t.i > 0 and doc[t.i - 1].lower_ == "no")
 
 
 def _not_only(doc: Any, t: Any) -> bool:
