@@ -1616,3 +1616,32 @@ def test_a_household_or_company_of_a_tool_uses_it(ex: LocalExtractor, text: str,
 def test_an_officer_of_a_club_or_charity_belongs_to_it(
         ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
     assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("Priya is on my team.", "Priya"),
+    ("Dr. Okoye is the senior vet on my team.", "Okoye"),
+    ("Lou is in our crew now.", "Lou"),
+    ("Tomasz, my colleague, handles the Polish side.", "Tomasz"),
+])
+def test_a_person_on_the_speakers_team_works_with_them(ex: LocalExtractor, text: str, person: str) -> None:
+    assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
+
+
+def test_a_person_no_longer_on_the_team_is_no_colleague(ex: LocalExtractor) -> None:
+    assert not rels(ex.extract("Priya is not on my team anymore.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [("I stopped using Wordfast years ago.", "Wordfast"),
+                                            ("We dropped Basecamp months ago.", "Basecamp")])
+def test_a_tool_ended_some_time_ago_keeps_its_name(ex: LocalExtractor, text: str, tool: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ended(x) == {tool}
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ("Most of my time goes into the Harbor Point redevelopment.", "Harbor Point redevelopment"),
+    ("I'm leading the Millbank conversion.", "Millbank conversion"),
+])
+def test_building_works_are_named_work(ex: LocalExtractor, text: str, work: str) -> None:
+    assert ("ME", "WORKS_ON", work) in rels(ex.extract(text, ctx()))

@@ -435,6 +435,8 @@ def _names_only_a_noun(st: Parse, m: Mention) -> bool:
                                                  and nxt.tag_ in ("NN", "NNS")) or nxt.tag_ == "JJS")
     # "at the Lantern fest" read as two objects of "at", or with "fest" as a superlative
     head = nxt if sibling else tok.head
+    if head.dep_ == "npadvmod" and head.lemma_ in _SPANS_OF_TIME:
+        return False  # "stopped using Wordfast years ago": the object, with the time after it read as its noun
     if nxt.lower_ == "fan" and m.end + 1 < len(doc) and doc[m.end + 1].pos_ == "NOUN" and doc[m.end + 1].is_lower:
         return True  # "a Skyreach fan project", "Moomin fan art": the fans' thing, not one named by the capital
     if tok.dep_ == "amod" and head.i > m.end and head.pos_ == "NOUN" and all(
@@ -812,6 +814,7 @@ def _no_longer_with(doc: Any, i: int) -> bool:
 
 
 _MOTION_VERBS = word_class("motion_verbs")
+_SPANS_OF_TIME = frozenset({"year", "month", "week", "day", "decade", "hour", "minute", "age"})
 _SWAP_VERBS = word_class("swap_verbs")
 _ALL_OF_IT = frozenset({"everything", "it", "all", "stuff", "that"})
 _KEPT_IN_VERBS = word_class("kept_in_verbs")

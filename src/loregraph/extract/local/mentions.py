@@ -199,6 +199,7 @@ def find_mentions(st: Parse) -> list[Mention]:
                 and not (tok.dep_ in ("nsubj", "nsubjpass") and not tok.is_stop and j < n
                          and doc[j].pos_ in ("VERB", "AUX")) \
                 and not (j + 1 < n and doc[j].lower_ == "and" and doc[j + 1].lower_ in ("i", "me")) \
+                and not (j + 1 < n and doc[j].text == "," and doc[j + 1].lower_ in ("my", "our")) \
                 and not (j + 1 < n and doc[j].lower_ == "from" and doc[j + 1].pos_ in ("DET", "PROPN", "NOUN")):
             i = j
             continue
