@@ -1645,3 +1645,22 @@ def test_a_tool_ended_some_time_ago_keeps_its_name(ex: LocalExtractor, text: str
 ])
 def test_building_works_are_named_work(ex: LocalExtractor, text: str, work: str) -> None:
     assert ("ME", "WORKS_ON", work) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "old", "new"), [
+    ("We've retired Slack in favour of Teams.", "Slack", "Microsoft Teams"),
+    ("We dropped Asana in favor of Linear.", "Asana", "Linear"),
+])
+def test_dropped_in_favour_of_a_successor(ex: LocalExtractor, text: str, old: str, new: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "USES", new) in rels(x)
+    assert ended(x) == {old}
+
+
+@pytest.mark.parametrize("text", ["Haven't opened Strava since March.", "Honestly haven't touched Figma in months."])
+def test_not_used_for_a_while_with_the_speaker_unsaid(ex: LocalExtractor, text: str) -> None:
+    assert len(ended(ex.extract(text, ctx()))) == 1
+
+
+def test_a_question_whether_a_tool_was_opened_ends_nothing(ex: LocalExtractor) -> None:
+    assert not ended(ex.extract("Have you opened Strava since March?", ctx()))

@@ -276,10 +276,19 @@ def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
         return _antecedent(st, mt, PROJECT)
     if ref == "@subject":
         s = _subject_of(st, mt.nodes["verb"])
-        if s is None and st.speaker_ok and SPEAKER in cl.subj:
-            s = SPEAKER  # "Swapped X for Y": the speaker, left unsaid
+        if s is None and st.speaker_ok and (SPEAKER in cl.subj or _unsaid_i_have(st, mt.nodes["verb"])):
+            s = SPEAKER  # "Swapped X for Y", "Haven't opened X since May": the speaker, left unsaid
         return s
     return _entity(st, mt.nodes[ref])
+
+
+def _unsaid_i_have(st: Parse, i: int) -> bool:
+    """A sentence opening with the perfect's 'have' and no subject: "Haven't opened Strava since May"."""
+    verb = st.doc[i]
+    if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children):
+        return False
+    first = next((t for t in verb.sent if not t.is_punct and t.pos_ not in ("ADV", "INTJ")), None)
+    return first is not None and first.dep_ == "aux" and first.head.i == i and first.lower_ in ("have", "haven't")
 
 
 def _antecedent_tool(st: Parse, mt: Match) -> Any:

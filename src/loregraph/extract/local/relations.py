@@ -238,7 +238,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         if cl.ended or (cl.negated and g not in LEAVE_VERBS):
             if cl.negated and not cl.ended and (g in ("be",) or not verbs):
                 continue
-            if o.type in (TOOL, CONCEPT) and p in ("for", "with", "to", "onto") and not cl.negated \
+            if o.type in (TOOL, CONCEPT) and (p in ("for", "with", "to", "onto") or _in_favour_of(st, o)) \
+                    and not cl.negated \
                     and not any(mk in " ".join(t.lower_ for t in doc[cl.start:cl.end]) for mk in ENDED_MARKERS):
                 for s in srcs if proj_obj is None else [proj_obj]:
                     st.out.add(s, USES, o, cl, conf, trace="rules: dropped X for Y (the successor)")
@@ -702,3 +703,8 @@ def _qualifier(st: Parse, o: Mention, cl: Clause, proj_pp: list[tuple[Mention, s
             parts.append(f"over {m.name}")
     return " ".join(parts)
 
+
+def _in_favour_of(st: Parse, o: Any) -> bool:
+    """"retired Slack in favour of Teams", "dropped Asana in favor of Linear": the one taken up instead."""
+    head = st.doc[o.end - 1].head
+    return head.lower_ == "of" and head.head.lower_ in ("favour", "favor")
