@@ -1664,3 +1664,20 @@ def test_not_used_for_a_while_with_the_speaker_unsaid(ex: LocalExtractor, text: 
 
 def test_a_question_whether_a_tool_was_opened_ends_nothing(ex: LocalExtractor) -> None:
     assert not ended(ex.extract("Have you opened Strava since March?", ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Whisper does the transcription now.", "Whisper"),
+    ("Zapier handles the invoicing.", "Zapier"),
+    ("Error reports go to Sentry.", "Sentry"),
+    ("Coverage goes to Codecov.", "Codecov"),
+    ("Our logs get shipped to Datadog.", "Datadog"),
+])
+def test_a_known_tool_doing_a_task_or_receiving_a_plain_thing_is_used(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["Figma does the job.", "Maria does the books.", "His logs go to Datadog.",
+                                  "My son goes to Lincoln High."])
+def test_praise_a_persons_task_or_someone_elses_thing_is_no_use(ex: LocalExtractor, text: str) -> None:
+    assert not any(s == "ME" and t == "USES" for s, t, _ in rels(ex.extract(text, ctx())))
