@@ -1681,3 +1681,17 @@ def test_a_known_tool_doing_a_task_or_receiving_a_plain_thing_is_used(ex: LocalE
                                   "My son goes to Lincoln High."])
 def test_praise_a_persons_task_or_someone_elses_thing_is_no_use(ex: LocalExtractor, text: str) -> None:
     assert not any(s == "ME" and t == "USES" for s, t, _ in rels(ex.extract(text, ctx())))
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("My team lead is Ruth Ambrose, she's been there forever.", "Ruth Ambrose"),
+    ("Ruth is my team lead.", "Ruth"),
+    ("my co-supervisor is Dr. Mats Lund", "Mats Lund"),
+    ("Tomasz, my co-translator, handles the Polish side.", "Tomasz"),
+])
+def test_team_leads_and_shared_roles_work_with_the_speaker(ex: LocalExtractor, text: str, person: str) -> None:
+    assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
+
+
+def test_someone_elses_team_lead_is_no_colleague(ex: LocalExtractor) -> None:
+    assert not rels(ex.extract("His team lead is Ruth.", ctx()))

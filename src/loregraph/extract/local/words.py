@@ -20,7 +20,10 @@ _W = _load()
 
 
 def _set(key: str) -> frozenset[str]:
-    return frozenset(_W[key])
+    words = frozenset(_W[key])
+    if key in _W.get("co_prefixed_classes", ()):  # "co-supervisor", "co-translator": a role shared is a role
+        words |= {f"co-{w}" for w in words if w.isalpha() and not w.startswith("co")}
+    return words
 
 
 def _pairs(key: str) -> frozenset[tuple[str, str]]:
