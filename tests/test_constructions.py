@@ -1695,3 +1695,27 @@ def test_team_leads_and_shared_roles_work_with_the_speaker(ex: LocalExtractor, t
 
 def test_someone_elses_team_lead_is_no_colleague(ex: LocalExtractor) -> None:
     assert not rels(ex.extract("His team lead is Ruth.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm doing a PhD in ecology at the University of Tromsø.", ("ME", "PART_OF", "University of Tromsø")),
+    ("Priya is doing a masters in data science at Kings College London.",
+     ("Priya", "PART_OF", "Kings College London")),
+    ("I started a PhD at Leeds last year.", ("ME", "PART_OF", "Leeds")),
+])
+def test_studying_at_an_institution_belongs_to_it(
+        ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Theo's moved to Lisbon so we mostly collab over Discord now.", "Discord"),
+    ("We chat over Slack all day.", "Slack"),
+    ("I talk to Marta over Zoom every Monday.", "Zoom"),
+])
+def test_talking_over_a_tool_uses_it(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+def test_arguing_over_a_tool_is_no_use(ex: LocalExtractor) -> None:
+    assert not rels(ex.extract("We argued over Jira tickets.", ctx()))

@@ -475,6 +475,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
         taste = (g in PREFER_VERBS and p == "") or _believer(st, o) or _interest(st, o)
         return PREFERS if o.kind == "work" and taste else None
     if t in (TOOL, CONCEPT):
+        if p == "over" and g in _TALK_OVER_VERBS and t == TOOL and not cl.preference:
+            return USES  # "we mostly collab over Discord", "we chat over Slack all day"
         if p in ("over", "than", "instead", "vs", "versus") or (p == "to" and g in PREFER_VERBS):
             return None
         if g in PREFER_VERBS or (cl.preference and p in ("", "in", "with", "on")):
@@ -708,3 +710,6 @@ def _in_favour_of(st: Parse, o: Any) -> bool:
     """"retired Slack in favour of Teams", "dropped Asana in favor of Linear": the one taken up instead."""
     head = st.doc[o.end - 1].head
     return head.lower_ == "of" and head.head.lower_ in ("favour", "favor")
+
+
+_TALK_OVER_VERBS = word_class("talk_over_verbs")
