@@ -1719,3 +1719,13 @@ def test_talking_over_a_tool_uses_it(ex: LocalExtractor, text: str, tool: str) -
 
 def test_arguing_over_a_tool_is_no_use(ex: LocalExtractor) -> None:
     assert not rels(ex.extract("We argued over Jira tickets.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("For live shows I'm on a Yamaha CL5 most nights.", "Yamaha CL5"),
+    ("I'm on a MacBook Air these days.", "MacBook Air"),
+])
+def test_being_on_one_of_a_named_product_uses_it(ex: LocalExtractor, text: str, tool: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "USES", tool) in rels(x)
+    assert {e.name: e.type for e in x.entities}[tool] == "tool"

@@ -648,6 +648,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
     glem = lemma(gov) if gov is not None else ""
     if p == "at" and m.source in ("cap", "lexicon"):
         m.vote(ORGANIZATION, 1.0)
+    if m.source == "cap" and prev is not None and prev.lower_ in ("a", "an") and prev2 is not None \
+            and (prev2.lower_ in ("on", "with") or lemma(prev2) in _OWNING_VERBS) \
+            and doc[j - 1].dep_ in ("pobj", "dobj") and not first_name(m.name.split()[0]):
+        m.vote(TOOL, 1.0)  # "I'm on a Yamaha CL5", "we bought a Butterfly iQ": one of a named product
     if p in ("join", "joined", "joining", "joins", "left", "leave", "leaving", "leaves") \
             and m.source == "cap":
         m.vote(ORGANIZATION, 0.7)
@@ -814,6 +818,7 @@ def _no_longer_with(doc: Any, i: int) -> bool:
 
 
 _MOTION_VERBS = word_class("motion_verbs")
+_OWNING_VERBS = word_class("owning_verbs")
 _SPANS_OF_TIME = frozenset({"year", "month", "week", "day", "decade", "hour", "minute", "age"})
 _SWAP_VERBS = word_class("swap_verbs")
 _ALL_OF_IT = frozenset({"everything", "it", "all", "stuff", "that"})
