@@ -1729,3 +1729,19 @@ def test_being_on_one_of_a_named_product_uses_it(ex: LocalExtractor, text: str, 
     x = ex.extract(text, ctx())
     assert ("ME", "USES", tool) in rels(x)
     assert {e.name: e.type for e in x.entities}[tool] == "tool"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My business partner Aoife does the books.", ("ME", "WORKS_WITH", "Aoife")),
+    ("My assistant coach is Deshawn.", ("ME", "WORKS_WITH", "Deshawn")),
+    ("My partner Mei runs the lab.", ("ME", "KNOWS", "Mei")),
+    ("Carmen, a friend from my MA, sends me overflow work sometimes.", ("ME", "KNOWS", "Carmen")),
+    ("Jo, a colleague of mine, swears by Notion.", ("ME", "WORKS_WITH", "Jo")),
+])
+def test_roles_at_work_and_roles_said_after_the_name(
+        ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_someone_elses_friend_is_not_known(ex: LocalExtractor) -> None:
+    assert not rels(ex.extract("Carmen, a friend of Dana's, runs a bakery.", ctx()))

@@ -93,7 +93,7 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     # appositive role: "my colleague Ingrid" → speaker works with Ingrid
     for m in ms:
         if m.type == PERSON and m.role and st.speaker_ok and _role_is_speakers(st, m):
-            rel = KNOWS if m.role in FRIEND_ROLES else WORKS_WITH
+            rel = KNOWS if m.role in FRIEND_ROLES and not _role_at_work(st, m) else WORKS_WITH
             if not cl.question and not (cl.negated and not cl.ended):  # a role holds whatever the verb says
                 st.out.add(SPEAKER, rel, m, cl, 0.85, role=m.role, trace=f"rules: role noun ({m.role})")
                 if _is_new_role(st, m):
@@ -617,13 +617,13 @@ def _possessed_tool(st: Parse, o: Mention) -> bool:
 
 def _role_is_speakers(st: Parse, m: Mention) -> bool:
     doc = st.doc
-    window = doc[max(0, m.start - 6):min(len(doc), m.end + 4)]
+    window = doc[max(0, m.start - 6):min(len(doc), m.end + 7)]  # "Carmen, a friend from my MA"
     return any(t.lower_ in ("my", "our", "mine", "ours") for t in window)
 
 
 def _is_new_role(st: Parse, m: Mention) -> bool:
     doc = st.doc
-    window = doc[max(0, m.start - 6):min(len(doc), m.end + 4)]
+    window = doc[max(0, m.start - 6):min(len(doc), m.end + 7)]  # "Carmen, a friend from my MA"
     return any(t.lower_ in ("new", "now") for t in window)
 
 
@@ -713,3 +713,12 @@ def _in_favour_of(st: Parse, o: Any) -> bool:
 
 
 _TALK_OVER_VERBS = word_class("talk_over_verbs")
+_WORK_ROLE_MODIFIERS = word_class("work_role_modifiers")
+
+
+def _role_at_work(st: Parse, m: Mention) -> bool:
+    """A friend's or family word made a work role by the word before it: "my business partner", "my assistant
+    coach", "my research partner"."""
+    sent = st.doc[m.start].sent
+    return any(t.lower_ == m.role and t.i > sent.start and st.doc[t.i - 1].lower_ in _WORK_ROLE_MODIFIERS
+               for t in sent)
