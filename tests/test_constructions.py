@@ -1745,3 +1745,19 @@ def test_roles_at_work_and_roles_said_after_the_name(
 
 def test_someone_elses_friend_is_not_known(ex: LocalExtractor) -> None:
     assert not rels(ex.extract("Carmen, a friend of Dana's, runs a bakery.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "supplier"), [
+    ("Most of our coffee comes from Finca Rosa.", "Finca Rosa"),
+    ("We get our flour from Mungoswells, been with them since we opened.", "Mungoswells"),
+])
+def test_a_regular_supplier_is_depended_on(ex: LocalExtractor, text: str, supplier: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "DEPENDS_ON", supplier) in rels(x)
+    assert {e.name: e.type for e in x.entities}[supplier] == "organization"
+
+
+@pytest.mark.parametrize("text", ["I bought my bike from Halfords.", "I get texts from Dana all day.",
+                                  "His produce comes from Greenhook."])
+def test_a_one_off_purchase_a_person_or_someone_elses_supplier_is_no_dependence(ex: LocalExtractor, text: str) -> None:
+    assert not any(t == "DEPENDS_ON" for _, t, _ in rels(ex.extract(text, ctx())))

@@ -73,3 +73,24 @@ async def test_leaving_an_organisation_ends_work_on_its_projects(db_url) -> None
         current = {f.fact for f in await m.list_facts("g1")}
         assert {"Ravi works on Lantern", "User works on Orion", "User is part of Northwind"} <= current
         assert await m.list_facts("g2") == []
+
+
+USE_SCRIPT = {
+    "depend": lambda c: Extraction(
+        entities=[ExtractedEntity("s", "Stripe", "tool"), ExtractedEntity("h", "Hollow Mill", "organization")],
+        relations=[ExtractedRelation(SPEAKER, "DEPENDS_ON", "s", "User depends on Stripe"),
+                   ExtractedRelation(SPEAKER, "DEPENDS_ON", "h", "User depends on Hollow Mill")]),
+    "stopped": lambda c: Extraction(entities=[ExtractedEntity("s", "Stripe", "tool")],
+                                    endings=[ExtractedEnding(source=SPEAKER, type="USES", target="s")]),
+}
+
+
+async def test_an_ended_use_ends_a_dependence_on_the_same_thing(db_url) -> None:
+    """"We stopped using Stripe" ends "User depends on Stripe"; a dependence on another thing stays."""
+    async with await Memory.open(db_url, extractor=ScriptedExtractor(USE_SCRIPT)) as m:
+        await m.add_messages("g1", [Message(content="we depend on both", role_type="user", timestamp=T0)])
+        (b,) = await m.add_messages("g1", [Message(content="we stopped using it", role_type="user",
+                                                    timestamp=T0 + timedelta(days=3))])
+        assert [f.fact for f in b.invalidated] == ["User depends on Stripe"], b.counts
+        assert [f.fact for f in await m.list_facts("g1")] == ["User depends on Hollow Mill"]
+        assert await m.list_facts("g2") == []

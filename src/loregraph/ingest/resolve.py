@@ -36,6 +36,8 @@ EMBEDDING_MATCH_THRESHOLD = 0.93
 REINFORCE_STEP = 0.2
 # the default ontology's membership edge: ending "X PART_OF Org" also ends "X PART_OF <a unit that is PART_OF Org>"
 MEMBERSHIP_TYPE = "PART_OF"
+# an ended use ends a dependence on the same thing too ("we stopped using Finca Rosa": "we depend on Finca Rosa")
+ENDS_WITH_IT = {"USES": ("USES", "DEPENDS_ON")}
 WORK_TYPE = "WORKS_ON"
 
 
@@ -447,7 +449,9 @@ class DeltaBuilder:
                 self.counts["skipped_endings"] = self.counts.get("skipped_endings", 0) + 1
                 continue
             when = as_utc(end.at) if end.at is not None else self.reference_time
-            for f in self._existing(src, end.type, dst):
+            types = ENDS_WITH_IT.get(end.type, (end.type,)) if end.type is not None and dst is not None \
+                else (end.type,)
+            for f in [f for t in types for f in self._existing(src, t, dst)]:
                 if f.source_id != src and not (f.target_id == src and (dst is None or f.source_id == dst)):
                     continue
                 self._invalidate(f, when, _reason_code(end.reason))

@@ -261,6 +261,8 @@ def _fits(rtype: str, s: Any, o: Any) -> bool:
     stype = PERSON if s is SPEAKER else s.type
     if rtype == PART_OF and stype == PROJECT and getattr(o, "type", "") == PROJECT:
         return True  # "Kestrel is a sub-project of Atlas": a part of a bigger piece of work
+    if rtype == DEPENDS_ON and getattr(o, "type", "") == ORGANIZATION:
+        return stype in (PERSON, ORGANIZATION, PROJECT)  # "our flour comes from Hollow Mill": a supplier
     return stype in want[0] and getattr(o, "type", "") in want[1]
 
 
