@@ -1761,3 +1761,15 @@ def test_a_regular_supplier_is_depended_on(ex: LocalExtractor, text: str, suppli
                                   "His produce comes from Greenhook."])
 def test_a_one_off_purchase_a_person_or_someone_elses_supplier_is_no_dependence(ex: LocalExtractor, text: str) -> None:
     assert not any(t == "DEPENDS_ON" for _, t, _ in rels(ex.extract(text, ctx())))
+
+
+def test_a_named_supplier_is_depended_on(ex: LocalExtractor) -> None:
+    assert ("ME", "DEPENDS_ON", "Hollow Mill") in rels(ex.extract("Hollow Mill is our main supplier.", ctx()))
+
+
+@pytest.mark.parametrize("text", ["Finca Rosa is no longer our supplier.", "We no longer order from Finca Rosa.",
+                                  "We don't buy from Finca Rosa anymore."])
+def test_a_supplier_no_longer_bought_from_ends(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not rels(x)
+    assert ended(x) == {"Finca Rosa"}
