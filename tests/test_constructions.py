@@ -1773,3 +1773,26 @@ def test_a_supplier_no_longer_bought_from_ends(ex: LocalExtractor, text: str) ->
     x = ex.extract(text, ctx())
     assert not rels(x)
     assert ended(x) == {"Finca Rosa"}
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Lightroom is my go-to for editing.", "Lightroom"),
+    ("Procreate is my go-to app.", "Procreate"),
+    ("My favourite tool by far is Obsidian.", "Obsidian"),
+    ("My go-to editor is Vim.", "Vim"),
+])
+def test_a_go_to_or_a_favourite_of_a_kind_is_preferred(ex: LocalExtractor, text: str, tool: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "PREFERS", tool) in rels(x)
+    assert not ended(x)
+    assert not any(t == "WORKS_ON" for _, t, _ in rels(x))
+
+
+def test_two_given_names_side_by_side_are_two_people(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Sofia and Jonas are both on the Harbour Lights project.", ctx()))
+    assert {("Sofia", "WORKS_ON", "Harbour Lights"), ("Jonas", "WORKS_ON", "Harbour Lights")} <= got
+
+
+def test_two_pets_named_side_by_side_are_no_people(ex: LocalExtractor) -> None:
+    x = ex.extract("Luna and Orion are my two cats.", ctx())
+    assert not any(e.type == "person" for e in x.entities)

@@ -94,6 +94,13 @@ def type_mentions(st: Parse) -> list[Mention]:
         if m.kind == "work" and _own_work_title(st, m):
             m.kind, m.owned = "", True  # "my thesis is 'X'": the title of the speaker's own work
             m.vote(PROJECT, 1.5)
+    # "Sofia and Jonas are ...": two given names side by side are two people, even where the name finder saw one
+    for a, b in itertools.pairwise(ms if not _talks_of_pets(doc.text) else []):
+        if doc[a.end:b.start].text.strip().lower() == "and" and all(
+                x.source == "cap" and x.end - x.start == 1 and first_name(x.name) and not x.votes.get(TOOL)
+                and not x.votes.get(PROJECT) for x in (a, b)):
+            for x in (a, b):
+                x.vote(PERSON, 0.6)
     # partners: "X and Y", "X or Y", "prefer X over/to Y", "from X to Y" share types
     for _ in range(2):
         for a, b in itertools.pairwise(ms):
@@ -886,7 +893,7 @@ def _work_cue(st: Parse, m: Mention) -> bool:
     return False
 
 
-_FAVOURITE = frozenset({"favorite", "favourite", "fave"})
+_FAVOURITE = frozenset({"favorite", "favourite", "fave", "go-to"})
 _ROMAN = frozenset({"ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"})
 
 

