@@ -1796,3 +1796,18 @@ def test_two_given_names_side_by_side_are_two_people(ex: LocalExtractor) -> None
 def test_two_pets_named_side_by_side_are_no_people(ex: LocalExtractor) -> None:
     x = ex.extract("Luna and Orion are my two cats.", ctx())
     assert not any(e.type == "person" for e in x.entities)
+
+
+@pytest.mark.parametrize(("text", "thing"), [
+    ("I had to stop volunteering with the Eastside Food Bank.", "Eastside Food Bank"),
+    ("We decided to stop using Trello.", "Trello"),
+    ("We decided to drop Asana.", "Asana"),
+])
+def test_having_or_deciding_to_stop_ends_and_decides_nothing(ex: LocalExtractor, text: str, thing: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not rels(x)
+    assert ended(x) == {thing}
+
+
+def test_needing_to_stop_is_only_a_wish(ex: LocalExtractor) -> None:
+    assert not ended(ex.extract("I need to stop using Trello.", ctx()))

@@ -227,8 +227,11 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         cl.ended = True
     if _missed_activity(st, cl) is not None and not cl.negated:
         cl.ended = True  # "I miss pairing with X": what one misses doing has ended
-    if any(lem in STOP_VERBS for lem in lems[:1]) and not cl.negated:
-        first = cl.verbs[0]
+    k = 1 if lems[:1] and lems[0] in ("have", "decide") and lems[1:2] and lems[1] in STOP_VERBS \
+        and cl.verbs[1].head.i == cl.verbs[0].i and not aux_low & MODALS else 0
+    # ("I had to stop volunteering with X": the stopping is what happened)
+    if any(lem in STOP_VERBS for lem in lems[k:k + 1]) and not cl.negated:
+        first = cl.verbs[k]
         if lemma(first) not in ("give", "get") or " give up " in text_low or " got rid of " in text_low \
                 or " get rid of " in text_low or " phased out " in text_low:
             cl.ended = True

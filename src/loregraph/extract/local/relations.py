@@ -245,6 +245,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     st.out.add(s, USES, o, cl, conf, trace="rules: dropped X for Y (the successor)")
                 continue
             rtype = _rel_for(st, g, p, o, cl)
+            if rtype == DECIDED:
+                rtype = None  # "we decided to stop using X": whatever the speaker had with X ends
             if rtype is None and cl.ended and o.type == PERSON and p == "with":
                 rtype = WORKS_WITH  # "I miss brainstorming with X": the work together ended, not the acquaintance
             if any(st.out.has(s, USES, o) for s in srcs):
