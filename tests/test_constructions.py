@@ -1811,3 +1811,19 @@ def test_having_or_deciding_to_stop_ends_and_decides_nothing(ex: LocalExtractor,
 
 def test_needing_to_stop_is_only_a_wish(ex: LocalExtractor) -> None:
     assert not ended(ex.extract("I need to stop using Trello.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "tools"), [
+    ("Our stack is pretty boring: Django, Postgres, Redis and Celery.", {"Django", "PostgreSQL", "Redis", "Celery"}),
+    ("The whole lab has switched to Benchling.", {"Benchling"}),
+    ("Our entire office moved to Teams last year.", {"Microsoft Teams"}),
+])
+def test_the_speakers_setup_listed_or_taken_up_by_the_whole_team(
+        ex: LocalExtractor, text: str, tools: set[str]) -> None:
+    assert {("ME", "USES", t) for t in tools} <= rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["His stack: Rails and MySQL.", "Our stack is changing: we might add Kafka.",
+                                  "The whole team went to Berlin for the offsite.", "Her whole team moved to Linear."])
+def test_someone_elses_setup_a_plan_or_a_trip_is_no_use(ex: LocalExtractor, text: str) -> None:
+    assert not any(s == "ME" and t == "USES" for s, t, _ in rels(ex.extract(text, ctx())))

@@ -16,7 +16,12 @@ from loregraph.extract.local.kinds import KNOWS, PERSON
 from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
 from loregraph.extract.local.mentions import find_mentions
 from loregraph.extract.local.precision import evidenced, gate
-from loregraph.extract.local.relations import relate, relate_decision_heading, relate_finished
+from loregraph.extract.local.relations import (
+    relate,
+    relate_decision_heading,
+    relate_finished,
+    relate_setup_heading,
+)
 from loregraph.extract.local.state import Clause, Parse
 from loregraph.extract.local.when import (
     TimeWord,
@@ -187,6 +192,7 @@ class LocalExtractor:
                 relate_constructions(p, cl, matches)
                 relate_finished(p, cl)
                 relate_decision_heading(p, cl)
+                relate_setup_heading(p, cl)
                 if self._library is not None:
                     relate_by_meaning(p, cl, self._library)
                 prev = cl

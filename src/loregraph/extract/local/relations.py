@@ -401,6 +401,28 @@ def relate_decision_heading(st: Parse, cl: Clause) -> None:
             st.out.add(SPEAKER, DECIDED, m, cl, 0.8, trace="rules: a decision heading")
 
 
+_SETUP_HEADS = word_class("tool_slot_nouns") | word_class("setup_heading_nouns")
+
+
+def relate_setup_heading(st: Parse, cl: Clause) -> None:
+    """"Our stack is pretty boring: Django, Postgres, Redis", "My setup: Ableton, a Push 2": a sentence headed by
+    the speaker's own setup and a colon; the speaker uses the tools listed after it."""
+    if not st.speaker_ok or cl.question or cl.negated or cl.hypothetical:
+        return
+    doc = st.doc
+    sent = doc[cl.start].sent
+    words = [t for t in sent if not t.is_space]
+    colon = next((k for k, t in enumerate(words[:9]) if t.text == ":"), None)
+    if colon is None or cl.start <= words[colon].i:
+        return
+    heads = [t for t in words[:colon] if t.lower_ in _SETUP_HEADS and t.pos_ == "NOUN"]
+    if not any(c.dep_ == "poss" and c.lower_ in ("my", "our") for t in heads for c in t.children):
+        return
+    for m in st.mentions:
+        if m.type == TOOL and m.ref and cl.start <= m.start < cl.end:
+            st.out.add(SPEAKER, USES, m, cl, 0.8, trace="rules: the speaker's setup, listed after a colon")
+
+
 def relate_finished(st: Parse, cl: Clause) -> None:
     """"I finished X last week", "finally wrapped up X", "it's done now": the speaker's work on X ended then
     (the relation, with its end; a stored one ends too)."""
