@@ -131,6 +131,24 @@ def test_tokens_are_what_the_tokenizers_batch_encoding_gives(emb):
         assert ids.dtype == mask.dtype == type_ids.dtype == np.int64
 
 
+def test_one_intra_op_thread_by_default_and_vectors_do_not_depend_on_threads(emb, monkeypatch):
+    """One thread unless LOREGRAPH_ORT_THREADS says otherwise (a second one only slowed calls down on 2 cores),
+    and the thread count never moves a vector (so changing it changes nothing stored)."""
+    from loregraph.models.onnx_runtime import OnnxRunner
+
+    monkeypatch.delenv("LOREGRAPH_ORT_THREADS", raising=False)
+    runner = emb._get_runner()
+    assert runner.session.get_session_options().intra_op_num_threads == 1
+    monkeypatch.setenv("LOREGRAPH_ORT_THREADS", "2")
+    assert emb.onnx_path is not None
+    two = OnnxRunner(emb.onnx_path, emb.model_dir, emb.max_seq_length, emb.pooling)
+    assert two.session.get_session_options().intra_op_num_threads == 2
+    texts = [*SENTENCES, "x " * 300]
+    np.testing.assert_array_equal(runner(texts), two(texts))
+    for t in texts:
+        np.testing.assert_array_equal(runner([t]), two([t]))
+
+
 def test_duplicates_and_cache(emb):
     emb.clear_cache()
     texts = ["Carol is allergic to peanuts.", "Dave plays the violin.", "Carol is allergic to peanuts."]
