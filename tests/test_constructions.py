@@ -1827,3 +1827,20 @@ def test_the_speakers_setup_listed_or_taken_up_by_the_whole_team(
                                   "The whole team went to Berlin for the offsite.", "Her whole team moved to Linear."])
 def test_someone_elses_setup_a_plan_or_a_trip_is_no_use(ex: LocalExtractor, text: str) -> None:
     assert not any(s == "ME" and t == "USES" for s, t, _ in rels(ex.extract(text, ctx())))
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("I've been helping Femi with the grant application for Oakridge Trust.", "Femi"),
+    ("We hired Anouk last week.", "Anouk"),
+])
+def test_a_name_one_helps_or_hires_is_a_person(ex: LocalExtractor, text: str, person: str) -> None:
+    assert {e.name: e.type for e in ex.extract(text, ctx()).entities}.get(person) == "person"
+
+
+def test_someone_hired_works_with_the_speaker(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_WITH", "Anouk") in rels(ex.extract("We hired Anouk last week.", ctx()))
+
+
+@pytest.mark.parametrize("text", ["We've been training Llama on our tickets.", "I emailed Grafana support."])
+def test_a_tool_trained_or_written_to_is_no_person(ex: LocalExtractor, text: str) -> None:
+    assert not any(e.type == "person" for e in ex.extract(text, ctx()).entities)

@@ -655,6 +655,11 @@ def _context_votes(st: Parse, m: Mention) -> None:
     glem = lemma(gov) if gov is not None else ""
     if p == "at" and m.source in ("cap", "lexicon"):
         m.vote(ORGANIZATION, 1.0)
+    if m.source == "cap" and m.end - m.start <= 2 and doc[j - 1].dep_ == "dobj" \
+            and lemma(doc[j - 1].head) in _PERSON_OBJECT_VERBS and not camel(m.name) \
+            and not any(c.dep_ == "prep" and c.lower_ in ("to", "into", "onto", "for")
+                        for c in doc[j - 1].head.children):
+        m.vote(PERSON, 0.7)  # "I've been helping Femi with the grant", "we hired Anouk": one does this to people
     if m.source == "cap" and prev is not None and prev.lower_ in ("a", "an") and prev2 is not None \
             and (prev2.lower_ in ("on", "with") or lemma(prev2) in _OWNING_VERBS) \
             and doc[j - 1].dep_ in ("pobj", "dobj") and not first_name(m.name.split()[0]):
@@ -825,6 +830,7 @@ def _no_longer_with(doc: Any, i: int) -> bool:
 
 
 _MOTION_VERBS = word_class("motion_verbs")
+_PERSON_OBJECT_VERBS = word_class("person_object_verbs")
 _OWNING_VERBS = word_class("owning_verbs")
 _SPANS_OF_TIME = frozenset({"year", "month", "week", "day", "decade", "hour", "minute", "age"})
 _SWAP_VERBS = word_class("swap_verbs")
