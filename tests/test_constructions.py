@@ -1844,3 +1844,22 @@ def test_someone_hired_works_with_the_speaker(ex: LocalExtractor) -> None:
 @pytest.mark.parametrize("text", ["We've been training Llama on our tickets.", "I emailed Grafana support."])
 def test_a_tool_trained_or_written_to_is_no_person(ex: LocalExtractor, text: str) -> None:
     assert not any(e.type == "person" for e in ex.extract(text, ctx()).entities)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("We run a podcast called Two Left Feet.", {("ME", "WORKS_ON", "Two Left Feet")}),
+    ("Sam and I started a podcast called Two Left Feet.",
+     {("ME", "WORKS_ON", "Two Left Feet"), ("Sam", "WORKS_ON", "Two Left Feet")}),
+    ("I freelance for Moss & Partners two days a week.", {("ME", "PART_OF", "Moss & Partners")}),
+    ("Pushed a fix to Thimble this morning.", {("ME", "WORKS_ON", "Thimble")}),
+    ("I merged three PRs into Lantern today.", {("ME", "WORKS_ON", "Lantern")}),
+])
+def test_own_titled_work_freelancing_and_changes_pushed(
+        ex: LocalExtractor, text: str, expected: set[tuple[str, str, str]]) -> None:
+    assert expected <= rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["I love a podcast called Two Left Feet.", "I pushed a fix to Dana.",
+                                  "I added a feature to Notion."])
+def test_a_title_one_enjoys_or_a_change_for_a_person_or_tool_is_no_work(ex: LocalExtractor, text: str) -> None:
+    assert not any(t == "WORKS_ON" for _, t, _ in rels(ex.extract(text, ctx())))

@@ -93,6 +93,7 @@ def type_mentions(st: Parse) -> list[Mention]:
         _context_votes(st, m)
         if m.kind == "work" and _own_work_title(st, m):
             m.kind, m.owned = "", True  # "my thesis is 'X'": the title of the speaker's own work
+            m.votes.pop(CONCEPT, None)  # (the title cue's vote: a work one makes is no work one enjoys)
             m.vote(PROJECT, 1.5)
     # "Sofia and Jonas are ...": two given names side by side are two people, even where the name finder saw one
     for a, b in itertools.pairwise(ms if not _talks_of_pets(doc.text) else []):
@@ -468,6 +469,13 @@ def _own_work_title(st: Parse, m: Mention) -> bool:
     for k, w in enumerate(words):
         if w in ("my", "our") and k + 1 < len(words) and words[k + 1] in PROJECT_APPOS_HEADS | CREATIVE_HEADS:
             return all(x in ("is", "'s", "called", "named", "titled") for x in words[k + 2:])
+    # "we run a podcast called X", "I started a zine called X": a work the speaker (or "X and I") makes
+    called = st.doc[m.end - 1].head
+    if called.lower_ in ("called", "named", "titled") and called.head.dep_ == "dobj":
+        maker = called.head.head
+        subjects = [c for c in maker.children if c.dep_ == "nsubj"]
+        return lemma(maker) in _TITLE_MAKING_VERBS and any(
+            t.lower_ in ("i", "we", "me") for c in subjects for t in (c, *c.conjuncts))
     return False
 
 
@@ -830,6 +838,7 @@ def _no_longer_with(doc: Any, i: int) -> bool:
 
 
 _MOTION_VERBS = word_class("motion_verbs")
+_TITLE_MAKING_VERBS = word_class("title_making_verbs")
 _PERSON_OBJECT_VERBS = word_class("person_object_verbs")
 _OWNING_VERBS = word_class("owning_verbs")
 _SPANS_OF_TIME = frozenset({"year", "month", "week", "day", "decade", "hour", "minute", "age"})
