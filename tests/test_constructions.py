@@ -1863,3 +1863,25 @@ def test_own_titled_work_freelancing_and_changes_pushed(
                                   "I added a feature to Notion."])
 def test_a_title_one_enjoys_or_a_change_for_a_person_or_tool_is_no_work(ex: LocalExtractor, text: str) -> None:
     assert not any(t == "WORKS_ON" for _, t, _ in rels(ex.extract(text, ctx())))
+
+
+@pytest.mark.parametrize(("text", "thing"), [
+    ("We let go of our Mailchimp subscription.", "Mailchimp"),
+    ("I'm done with Evernote.", "Evernote"),
+    ("We parted ways with Acme Logistics in May.", "Acme Logistics"),
+    ("I've moved on from Lightroom.", "Lightroom"),
+])
+def test_letting_go_or_being_done_with_a_thing_ends_it(ex: LocalExtractor, text: str, thing: str) -> None:
+    x = ex.extract(text, ctx())
+    assert not rels(x)
+    assert ended(x) == {thing}
+
+
+def test_being_done_with_a_tool_before_doing_something_ends_nothing(ex: LocalExtractor) -> None:
+    assert not ended(ex.extract("When I'm done with Figma I'll send it over.", ctx()))
+
+
+def test_a_tool_named_like_a_person_who_quits_is_a_person(ex: LocalExtractor) -> None:
+    x = ex.extract("Jasmine quit last Friday, so I'm covering her shifts.", ctx())
+    assert {e.name: e.type for e in x.entities}["Jasmine"] == "person"
+    assert ("ME", "USES", "Jasmine") in rels(ex.extract("We test the frontend with Jasmine.", ctx()))

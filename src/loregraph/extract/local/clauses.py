@@ -222,7 +222,9 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
                      for t in toks) or " no longer " in text_low or any(_nobody(doc, t) for t in toks)
     if prev is not None and cl.inherited and prev.negated and not verbs:
         cl.negated = True
-    cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to "))
+    cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to ")) \
+        or (any(mk in text_low for mk in _ENDING_PHRASES) and not any(
+            f" {w} " in text_low for w in ("when", "once", "after", "until", "till", "if", "before")))
     if prev is not None and cl.inherited and prev.ended and not verbs:
         cl.ended = True
     if _missed_activity(st, cl) is not None and not cl.negated:
@@ -282,6 +284,9 @@ def _setup_subject(st: Parse, t: Any, first_v: int) -> bool:
 
 
 _NOT_ONLY = frozenset({"just", "only", "simply", "merely", "solely", "purely"})
+
+
+_ENDING_PHRASES = tuple(f" {p} " for p in word_class("ending_phrases"))
 
 
 def _nobody(doc: Any, t: Any) -> bool:

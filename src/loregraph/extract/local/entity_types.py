@@ -645,7 +645,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.role = role
     # subject of something only people do: "Dmitri took it over", "Wen said", "Ola approved the budget"
     head = doc[m.start]
-    if m.source == "cap" and m.end - m.start == 1 and head.dep_ == "nsubj" \
+    ambiguous = m.source == "lexicon" and max(m.votes.values(), default=0.0) < 0.5 and first_name(m.name)
+    if (m.source == "cap" or ambiguous) and m.end - m.start == 1 and head.dep_ == "nsubj" \
             and (lemma(head.head) in HUMAN_AGENT_VERBS
                  or (lemma(head.head) == "take" and any(c.lower_ == "over" for c in head.head.children))):
         m.vote(PERSON, 0.6)
