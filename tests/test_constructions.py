@@ -1885,3 +1885,9 @@ def test_a_tool_named_like_a_person_who_quits_is_a_person(ex: LocalExtractor) ->
     x = ex.extract("Jasmine quit last Friday, so I'm covering her shifts.", ctx())
     assert {e.name: e.type for e in x.entities}["Jasmine"] == "person"
     assert ("ME", "USES", "Jasmine") in rels(ex.extract("We test the frontend with Jasmine.", ctx()))
+
+
+def test_the_town_an_organisation_is_in_is_no_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("Hi! I'm Leona, I run the front desk at Pawsome Vets in Didsbury.", ctx())
+    assert rels(x) == {("ME", "PART_OF", "Pawsome Vets")}
+    assert "Didsbury" not in {e.name for e in x.entities}

@@ -146,6 +146,8 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue
         if m.source in ("cap", "np") and m.ner in NOT_NAME_LABELS and date_like(doc[m.start:m.end].text):
             continue  # "Last Fri", "two weeks", "5K": dates, times and amounts are not entities
+        if m.ner in PLACE_LABELS and m.source == "cap" and _where_an_org_is(st, m):
+            m.place = True  # "the front desk at Pawsome Vets in Didsbury": where the organisation is
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in PLACE_PREPS \
                 and m.votes.get(ORGANIZATION, 0.0) < 2.0 and m.votes.get(PERSON, 0.0) < 0.6 \
                 and m.votes.get(TOOL, 0.0) < 0.9 and m.votes.get(PROJECT, 0.0) < 0.6:
@@ -790,6 +792,14 @@ def _context_votes(st: Parse, m: Mention) -> None:
     if m.source == "cap" and k >= 1 and (lemma(doc[k - 1]), doc[k].lower_) in USE_IMPLYING_PAIRS \
             and not first_name(m.name.split()[0]) and m.name.split()[0].rstrip(".").lower() not in HONORIFICS:
         m.vote(TOOL, 0.8)
+
+
+def _where_an_org_is(st: Parse, m: Mention) -> bool:
+    """The name right after "<organisation> in": "Pawsome Vets in Didsbury" (wherever the parser hangs "in")."""
+    if m.start < 2 or st.doc[m.start - 1].lower_ != "in":
+        return False
+    k = st.at[m.start - 2]
+    return k != -1 and st.mentions[k] is not m and st.mentions[k].votes.get(ORGANIZATION, 0.0) >= 1.0
 
 
 def _swapped_for(doc: Any, a: Mention, b: Mention) -> bool:
