@@ -1891,3 +1891,11 @@ def test_the_town_an_organisation_is_in_is_no_tool(ex: LocalExtractor) -> None:
     x = ex.extract("Hi! I'm Leona, I run the front desk at Pawsome Vets in Didsbury.", ctx())
     assert rels(x) == {("ME", "PART_OF", "Pawsome Vets")}
     assert "Didsbury" not in {e.name for e in x.entities}
+
+
+def test_taking_someones_place_on_a_work(ex: LocalExtractor) -> None:
+    x = ex.extract("Ines took Tom's place on Atlas.", ctx())
+    assert ("Ines", "WORKS_ON", "Atlas") in rels(x)
+    name = {e.ref: e.name for e in x.entities}
+    assert {(name.get(e.source or ""), e.type, name.get(e.target or "")) for e in x.endings} == {
+        ("Tom", "WORKS_ON", "Atlas")}
