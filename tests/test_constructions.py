@@ -1905,3 +1905,12 @@ def test_a_known_tool_doing_a_bare_task_now_is_used(ex: LocalExtractor) -> None:
     text = "Descript does rough cuts now, so Premiere is mostly for grading."
     assert ("ME", "USES", "Descript") in rels(ex.extract(text, ctx()))
     assert not rels(ex.extract("Figma does great work.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("I also live-code with Sonic Pi at algorave nights.", "Sonic Pi"),
+    ("I hand-code everything in Vim.", "Vim"),
+    ("We self-host Plausible on a tiny VPS.", "Plausible"),
+])
+def test_a_verb_written_with_a_prefix_and_a_hyphen_is_a_verb(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))

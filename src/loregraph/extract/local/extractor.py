@@ -22,7 +22,7 @@ from loregraph.extract.local.relations import (
     relate_finished,
     relate_setup_heading,
 )
-from loregraph.extract.local.state import Clause, Parse
+from loregraph.extract.local.state import Clause, Parse, verb_after_prefix
 from loregraph.extract.local.when import (
     TimeWord,
     continued_times,
@@ -47,7 +47,8 @@ def merge_prefixes(doc: Any) -> None:
     spans = [doc[i:i + 3] for i in range(len(doc) - 2)
              if doc[i + 1].text == "-" and not doc[i].whitespace_ and not doc[i + 1].whitespace_
              and ((doc[i].text in _PREFIXES and doc[i + 2].is_alpha and doc[i + 2].is_lower)
-                  or f"{doc[i].lower_}-{doc[i + 2].lower_}" in _HYPHEN_WORDS)]
+                  or f"{doc[i].lower_}-{doc[i + 2].lower_}" in _HYPHEN_WORDS
+                  or (doc[i + 2].is_lower and verb_after_prefix(f"{doc[i].lower_}-{doc[i + 2].lower_}")))]
     if spans:
         with doc.retokenize() as retok:
             for span in spans:

@@ -19,7 +19,10 @@ from loregraph.extract.local.words import (
     STOP_CAPS,
     SUBJ_PRONOUNS,
     TEAM_HEADS,
+    word_class,
 )
+
+VERB_PREFIXES = word_class("verb_prefixes")
 
 
 @dataclass(slots=True)
@@ -109,6 +112,12 @@ _CO_VERBS = frozenset({"found", "author", "maintain", "write", "host", "lead", "
                        "teach", "edit", "report", "produce", "organize", "organise", "manage", "run", "sign", "star"})
 
 
+def verb_after_prefix(word: str) -> bool:
+    """A verb written with a prefix and a hyphen ("live-code", "hand-coding", "self-hosted")."""
+    head, _, rest = word.lower().partition("-")
+    return head in VERB_PREFIXES and _co_verb(rest) in ALL_VERBS
+
+
 def _co_verb(rest: str) -> str:
     """Base form of the verb after "co-" ("founded" → "found", "writing" → "write")."""
     for suf, rep in (("ing", "e"), ("ing", ""), ("ed", ""), ("ed", "e"), ("d", ""), ("es", ""), ("s", ""), ("", "")):
@@ -128,6 +137,8 @@ def lemma(tok: Any) -> str:
         return "leave"
     if low.startswith("co-") and len(low) > 5:
         return "co-" + _co_verb(low[3:])
+    if "-" in low and low.split("-", 1)[0] in VERB_PREFIXES:
+        return _co_verb(low.split("-", 1)[1])  # "live-code", "hand-code", "self-host": the verb after the prefix
     if lem == low and tok.pos_ != "VERB":
         # the tagger sometimes misses verbs ("talks" as a noun): strip simple inflections
         for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ing", "")):
@@ -213,6 +224,8 @@ def nearest_verb_before(doc: Any, i: int) -> Any:
 def is_verb(st: Parse, t: Any) -> bool:
     if st.at[t.i] != -1:
         return False
+    if t.dep_ == "ROOT" and t.pos_ != "VERB" and verb_after_prefix(t.lower_):
+        return True  # "I live-code with X": the tagger does not know the prefixed verb
     if t.pos_ == "VERB":
         # gerunds after prepositions ("for caching") and participles used as adjectives
         if t.tag_ == "VBG" and t.i > 0 and st.doc[t.i - 1].pos_ == "ADP" and t.dep_ == "pcomp":
