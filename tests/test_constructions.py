@@ -1914,3 +1914,17 @@ def test_a_known_tool_doing_a_bare_task_now_is_used(ex: LocalExtractor) -> None:
 ])
 def test_a_verb_written_with_a_prefix_and_a_hyphen_is_a_verb(ex: LocalExtractor, text: str, tool: str) -> None:
     assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Tomasz is taking the lead on Larkspur.", ("Tomasz", "WORKS_ON", "Larkspur")),
+    ("Tomasz is taking the lead on our wholesale arm, Crumb Wholesale.", ("Tomasz", "WORKS_ON", "Crumb Wholesale")),
+    ("I've taken charge of the Orchard bid.", ("ME", "WORKS_ON", "Orchard bid")),
+])
+def test_taking_the_lead_on_a_named_thing_works_on_it(
+        ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_taking_the_lead_on_a_person_is_no_work(ex: LocalExtractor) -> None:
+    assert not rels(ex.extract("Dana took the lead on Priya.", ctx()))
