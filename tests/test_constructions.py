@@ -1928,3 +1928,8 @@ def test_taking_the_lead_on_a_named_thing_works_on_it(
 
 def test_taking_the_lead_on_a_person_is_no_work(ex: LocalExtractor) -> None:
     assert not rels(ex.extract("Dana took the lead on Priya.", ctx()))
+
+
+def test_only_people_work_on_things_or_with_people(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Dev is off on the Kestrel migration now, so it's just me on the Atlas rollout.", ctx()))
+    assert not any(t in ("WORKS_ON", "WORKS_WITH", "KNOWS") and s == "Kestrel migration" for s, t, _ in got)
