@@ -1933,3 +1933,11 @@ def test_taking_the_lead_on_a_person_is_no_work(ex: LocalExtractor) -> None:
 def test_only_people_work_on_things_or_with_people(ex: LocalExtractor) -> None:
     got = rels(ex.extract("Dev is off on the Kestrel migration now, so it's just me on the Atlas rollout.", ctx()))
     assert not any(t in ("WORKS_ON", "WORKS_WITH", "KNOWS") and s == "Kestrel migration" for s, t, _ in got)
+
+
+@pytest.mark.parametrize(("text", "who"), [
+    ("Priya's been pulled onto the Kestrel migration.", "Priya"),
+    ("I've been reassigned to the Kestrel migration.", "ME"),
+])
+def test_being_pulled_or_reassigned_onto_a_work_moves_there(ex: LocalExtractor, text: str, who: str) -> None:
+    assert (who, "WORKS_ON", "Kestrel migration") in rels(ex.extract(text, ctx()))

@@ -299,7 +299,7 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 if s is not SPEAKER and s.type != PERSON:
                     continue  # "Kestrel is a module of Atlas": a part of the work, no one working on it
                 st.out.add(s, WORKS_ON, o, cl, conf, trace=_why("work verb on a project", g, p))
-                if g in SWITCH_VERBS and p in ("to", "onto"):
+                if g in SWITCH_VERBS | _REASSIGN_VERBS and p in ("to", "onto"):
                     st.out.events.append(MovedProject(s, o))
         elif o.type == PERSON and rtype in (WORKS_WITH, KNOWS):
             for s in srcs:
@@ -531,8 +531,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return USES  # "sketching in Procreate", "we visualise it with Looker"
         return None
     if t == PROJECT:
-        if g in SWITCH_VERBS and p in ("to", "onto"):
-            return WORKS_ON
+        if g in SWITCH_VERBS | _REASSIGN_VERBS and p in ("to", "onto"):
+            return WORKS_ON  # "moved to Atlas", "Dev's been pulled onto the Kestrel migration"
         if g in WORK_VERBS or (g == "be" and p in ("on", "in")):
             if g in ("help",) and p not in ("with", "on"):
                 return None
@@ -737,6 +737,7 @@ def _in_favour_of(st: Parse, o: Any) -> bool:
 
 
 _TALK_OVER_VERBS = word_class("talk_over_verbs")
+_REASSIGN_VERBS = word_class("reassign_verbs")
 _WORK_ROLE_MODIFIERS = word_class("work_role_modifiers")
 
 
