@@ -1941,3 +1941,8 @@ def test_only_people_work_on_things_or_with_people(ex: LocalExtractor) -> None:
 ])
 def test_being_pulled_or_reassigned_onto_a_work_moves_there(ex: LocalExtractor, text: str, who: str) -> None:
     assert (who, "WORKS_ON", "Kestrel migration") in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["I really miss Paris.", "I miss Sydney."])
+def test_a_city_one_misses_is_no_person(ex: LocalExtractor, text: str) -> None:
+    assert not any(e.type == "person" for e in ex.extract(text, ctx()).entities)
