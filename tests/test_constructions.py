@@ -1946,3 +1946,8 @@ def test_being_pulled_or_reassigned_onto_a_work_moves_there(ex: LocalExtractor, 
 @pytest.mark.parametrize("text", ["I really miss Paris.", "I miss Sydney."])
 def test_a_city_one_misses_is_no_person(ex: LocalExtractor, text: str) -> None:
     assert not any(e.type == "person" for e in ex.extract(text, ctx()).entities)
+
+
+@pytest.mark.parametrize("text", ["I co-co-host a show.", "Our go-to-go-to plan is Notion."])
+def test_overlapping_hyphenated_words_parse(ex: LocalExtractor, text: str) -> None:
+    ex.extract(text, ctx())  # two merges over one token used to raise spaCy's E102

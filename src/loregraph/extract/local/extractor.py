@@ -50,6 +50,9 @@ def merge_prefixes(doc: Any) -> None:
                   or f"{doc[i].lower_}-{doc[i + 2].lower_}" in _HYPHEN_WORDS
                   or (doc[i + 2].is_lower and verb_after_prefix(f"{doc[i].lower_}-{doc[i + 2].lower_}")))]
     if spans:
+        from spacy.util import filter_spans  # lazy, like spaCy itself here
+
+        spans = filter_spans(spans)  # "co-co-host": overlapping spans cannot both merge
         with doc.retokenize() as retok:
             for span in spans:
                 retok.merge(span)
