@@ -1951,3 +1951,14 @@ def test_a_city_one_misses_is_no_person(ex: LocalExtractor, text: str) -> None:
 @pytest.mark.parametrize("text", ["I co-co-host a show.", "Our go-to-go-to plan is Notion."])
 def test_overlapping_hyphenated_words_parse(ex: LocalExtractor, text: str) -> None:
     ex.extract(text, ctx())  # two merges over one token used to raise spaCy's E102
+
+
+def test_the_speakers_thing_built_with_a_tool_and_hosted_somewhere(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Our portfolio is a WordPress site hosted on SiteGround.", ctx()))
+    assert {("ME", "USES", "WordPress"), ("ME", "USES", "SiteGround")} <= got
+    assert ("WordPress", "USES", "SiteGround") not in got
+
+
+def test_someone_elses_thing_built_with_a_tool_is_not_the_speakers(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Dana's blog is a Ghost site hosted on Render.", ctx()))
+    assert not any(s == "ME" for s, _, _ in got)

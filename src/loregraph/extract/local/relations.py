@@ -670,6 +670,15 @@ def _acl_owner(st: Parse, verb: Any) -> Any:
                     if st.at[cc.i] != -1:
                         return st.mentions[st.at[cc.i]]
         break
+    # "the docs are an mdBook site hosted on X": the speaker's thing, built with a tool, not the tool itself
+    noun = verb.head
+    if noun.dep_ == "attr" and noun.pos_ == "NOUN" and st.speaker_ok \
+            and any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children):
+        built_with = [st.mentions[st.at[c.i]] for c in noun.children if c.dep_ == "compound" and st.at[c.i] != -1]
+        subj = [c for c in noun.head.children if c.dep_ == "nsubj" and c.pos_ == "NOUN"]
+        if built_with and all(m.type == TOOL for m in built_with) and subj and not any(
+                c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in subj[0].children):
+            return SPEAKER
     # linear fallback: nearest project/tool mention before the participle
     for m in reversed(st.mentions):
         if m.end <= verb.i and m.type in (PROJECT, TOOL) and verb.i - m.end <= 8:
