@@ -1962,3 +1962,16 @@ def test_the_speakers_thing_built_with_a_tool_and_hosted_somewhere(ex: LocalExtr
 def test_someone_elses_thing_built_with_a_tool_is_not_the_speakers(ex: LocalExtractor) -> None:
     got = rels(ex.extract("Dana's blog is a Ghost site hosted on Render.", ctx()))
     assert not any(s == "ME" for s, _, _ in got)
+
+
+@pytest.mark.parametrize(("text", "chosen"), [
+    ("Final call on the courier contract: we're signing Brightline Logistics for all deliveries.",
+     "Brightline Logistics"),
+    ("Final call on the venue: it's the Corn Exchange.", "Corn Exchange"),
+])
+def test_a_decision_heading_that_says_on_what(ex: LocalExtractor, text: str, chosen: str) -> None:
+    assert ("ME", "DECIDED", chosen) in rels(ex.extract(text, ctx()))
+
+
+def test_a_decision_heading_about_a_person_decides_no_person(ex: LocalExtractor) -> None:
+    assert not any(t == "DECIDED" for _, t, _ in rels(ex.extract("Final call on hiring: Priya starts Monday.", ctx())))

@@ -393,11 +393,15 @@ def relate_decision_heading(st: Parse, cl: Clause) -> None:
         return  # "Final call - we might try X": still open (a plan for later is decided all the same)
     sent = doc[cl.start].sent
     words = [t for t in sent if not t.is_space]
-    colon = next((k for k, t in enumerate(words[:5]) if t.text in (":", "-", "—", "–")), None)
-    if colon is None or tuple(t.lower_ for t in words[:colon]) not in _DECISION_HEADINGS:
+    colon = next((k for k, t in enumerate(words[:9]) if t.text in (":", "-", "—", "–")), None)
+    heading = tuple(t.lower_ for t in words[:colon]) if colon is not None else ()
+    # "Final call: X", "final call on the partner programme: we're signing Y" (the heading may say on what)
+    if colon is None or not any(heading == h or (heading[:len(h)] == h and len(heading) > len(h)
+                                                 and heading[len(h)] in ("on", "for", "about", "re"))
+                                for h in _DECISION_HEADINGS):
         return
     for m in st.mentions:
-        if m.type == TOOL and m.ref and cl.start <= m.start < cl.end and m.start > words[colon].i:
+        if m.type in (TOOL, ORGANIZATION) and m.ref and cl.start <= m.start < cl.end and m.start > words[colon].i:
             st.out.add(SPEAKER, DECIDED, m, cl, 0.8, trace="rules: a decision heading")
 
 
