@@ -1975,3 +1975,8 @@ def test_a_decision_heading_that_says_on_what(ex: LocalExtractor, text: str, cho
 
 def test_a_decision_heading_about_a_person_decides_no_person(ex: LocalExtractor) -> None:
     assert not any(t == "DECIDED" for _, t, _ in rels(ex.extract("Final call on hiring: Priya starts Monday.", ctx())))
+
+
+def test_a_tool_built_thing_whose_tool_is_tagged_a_noun(ex: LocalExtractor) -> None:
+    assert ("ME", "USES", "mdBook") in rels(ex.extract("My recipes are an mdBook site these days.", ctx()))
+    assert not rels(ex.extract("Our blog is a family site.", ctx()))
