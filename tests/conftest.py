@@ -12,6 +12,21 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 PG_FIXTURES = {"pg_url", "pg_db", "citus_url", "citus_db"}
 
 
+@pytest.fixture(scope="session")
+def ex():
+    """One offline extractor for the whole run, warmed up: spaCy, the name lists and the phrase library load once.
+    The spaCy model is a hard dependency: a missing one must fail, not skip."""
+    from datetime import UTC, datetime
+
+    from loregraph.extract.base import ExtractionContext
+    from loregraph.extract.local import LocalExtractor
+
+    extractor = LocalExtractor()
+    extractor.extract("warm up", ExtractionContext(group_id="warm", reference_time=datetime(2024, 1, 1, tzinfo=UTC),
+                                                   role_type="user"))
+    return extractor
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark every test that needs the PostgreSQL server (``-m "not postgres"`` runs the rest without one)."""
     for item in items:

@@ -15,13 +15,6 @@ from loregraph.extract.local.constructions import ConstructionMatcher, load_cons
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def ex() -> LocalExtractor:
-    extractor = LocalExtractor()
-    extractor.extract("warm up", ctx())
-    return extractor
-
-
 def ctx() -> ExtractionContext:
     return ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user")
 

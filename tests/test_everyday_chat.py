@@ -15,13 +15,6 @@ from loregraph.extract.local import LocalExtractor
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)  # a Wednesday
 
 
-@pytest.fixture(scope="module")
-def ex() -> LocalExtractor:
-    extractor = LocalExtractor()
-    extractor.extract("warm up", ctx())
-    return extractor
-
-
 def ctx(role: str | None = "Rosa", **kw) -> ExtractionContext:
     return ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role=role, **kw)
 

@@ -30,13 +30,6 @@ SCORER = SHARED / "bench" / "extraction" / "score_extraction.py"
 NOW = datetime(2025, 3, 1, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def ex() -> LocalExtractor:
-    extractor = LocalExtractor()  # the spaCy model is a hard dependency: a missing one must fail, not skip
-    extractor.extract("warm up", ctx())
-    return extractor
-
-
 def ctx(role_type: str | None = "user", candidates=(), facts=(), role: str | None = None) -> ExtractionContext:
     return ExtractionContext(group_id="g", reference_time=NOW, role_type=role_type, role=role,
                              candidates=list(candidates), candidate_facts=list(facts))

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-import pytest
-
 from loregraph.extract.base import SPEAKER, CandidateEntity, CandidateFact, Extraction, ExtractionContext
 from loregraph.extract.local import LocalExtractor, kinds
 from loregraph.extract.local.meaning import END, NONE, PhraseLibrary, load_examples
@@ -15,13 +13,6 @@ from loregraph.extract.local.words import _DATA as WORDS_FILE
 from loregraph.schema import Schema
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def ex() -> LocalExtractor:
-    extractor = LocalExtractor()
-    extractor.extract("warm up", ctx())
-    return extractor
 
 
 def ctx(candidates: tuple[CandidateEntity, ...] = (), facts: tuple[CandidateFact, ...] = ()) -> ExtractionContext:

@@ -17,13 +17,6 @@ NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)  # a Wednesday
 YESTERDAY = date(2024, 6, 11)
 
 
-@pytest.fixture(scope="module")
-def ex() -> LocalExtractor:
-    extractor = LocalExtractor()
-    extractor.extract("warm up", ctx())
-    return extractor
-
-
 def ctx() -> ExtractionContext:
     return ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="Rosa")
 
