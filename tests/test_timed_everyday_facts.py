@@ -226,3 +226,80 @@ def test_a_group_the_speaker_joined_or_attends_said_after_it_is_membership(ex: L
 @pytest.mark.parametrize("text", ["The chess club they joined is fun.", "The choir I never joined is great."])
 def test_a_group_others_joined_or_never_joined_is_no_membership(ex: LocalExtractor, text: str) -> None:
     assert not any(r.type == "PART_OF" for r in ex.extract(text, ctx()).relations)
+
+
+# ---- an activity got into, picked up or practised in class; a community group joined --------------
+
+
+@pytest.mark.parametrize(("text", "activity", "day"), [
+    ("I got into bouldering a couple of years ago.", "bouldering", date(2022, 6, 12)),
+    ("We got into rock climbing last summer and now we go every week.", "rock climbing", None),
+])
+def test_an_activity_got_into_is_a_taste_from_then(ex: LocalExtractor, text: str, activity: str,
+                                                  day: date | None) -> None:
+    r = facts(ex.extract(text, ctx())).get(("ME", "PREFERS", activity))
+    assert r is not None
+    if day is not None:
+        assert r.valid_at is not None and r.valid_at.date() == day
+
+
+@pytest.mark.parametrize("text", [
+    "We got into trouble with the landlord last week.",
+    "My cousin got me into crocheting.",
+    "I got into an argument with my neighbour.",
+])
+def test_trouble_got_into_or_someone_else_getting_you_into_it_is_no_taste_of_the_subject(
+        ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "PREFERS" and r.source != SPEAKER for r in ex.extract(text, ctx()).relations)
+    assert not any(r.type == "PREFERS" and "trouble" in r.fact + "argument" for r in
+                   ex.extract(text, ctx()).relations)
+
+
+def test_an_activity_picked_up_is_practised_not_decided(ex: LocalExtractor) -> None:
+    x = facts(ex.extract("I picked up crocheting over the holidays.", ctx()))
+    assert ("ME", "USES", "crocheting") in x
+    assert not any(t == "DECIDED" for (_, t, _) in x)
+
+
+def test_things_picked_up_are_no_activity(ex: LocalExtractor) -> None:
+    assert ex.extract("I picked up the kids from school yesterday.", ctx()).relations == []
+
+
+@pytest.mark.parametrize(("text", "activity"), [
+    ("I went to a yoga class last week and loved it.", "yoga"),
+    ("I made this little bowl in ceramics class yesterday.", "ceramics"),
+    ("Last Friday at salsa class with my roommates I felt so free.", "salsa"),
+])
+def test_a_class_gone_to_or_worked_in_teaches_what_the_speaker_practises(ex: LocalExtractor, text: str,
+                                                                          activity: str) -> None:
+    assert ("ME", "USES", activity) in facts(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "I took my nephew to a swimming class on Sunday.",
+    "I picked her up at her ballet class.",
+    "She teaches at a pottery class downtown.",
+    "I finally got to go to a car workshop in Oakland.",
+])
+def test_someone_elses_class_is_not_the_speakers_practice(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "USES" and r.source == SPEAKER for r in ex.extract(text, ctx()).relations)
+
+
+@pytest.mark.parametrize(("text", "group", "day"), [
+    ("Just yesterday I joined a nearby choir.", "choir", YESTERDAY),
+    ("I joined a gym last week!", "gym", date(2024, 6, 5)),
+])
+def test_a_community_group_joined_needs_no_name(ex: LocalExtractor, text: str, group: str, day: date) -> None:
+    r = facts(ex.extract(text, ctx())).get(("ME", "PART_OF", group))
+    assert r is not None and r.valid_at is not None and r.valid_at.date() == day
+
+
+@pytest.mark.parametrize("text", ["I joined his band for one song.", "We joined the team last month."])
+def test_someone_elses_band_or_a_bare_team_joined_is_no_community_group(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "PART_OF" for r in ex.extract(text, ctx()).relations)
+
+
+def test_a_business_of_ones_own_launched_is_ones_own(ex: LocalExtractor) -> None:
+    r = facts(ex.extract("Last month I launched my own candle business.", ctx())).get(
+        ("ME", "PART_OF", "candle business"))
+    assert r is not None and r.valid_at is not None and r.valid_at.date() == date(2024, 5, 12)

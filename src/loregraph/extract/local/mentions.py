@@ -21,6 +21,7 @@ from loregraph.extract.local.words import (
     CLASS_NOUNS,
     CODE_NAME_HOLDERS,
     COLLAB_VERBS,
+    COMMUNITY_HEADS,
     CONCEPT_HEADS,
     CREATIVE_HEADS,
     EDITION_WORDS,
@@ -55,7 +56,6 @@ from loregraph.extract.local.words import (
     SHORT_NAME_ZIPF,
     SPEAKER_WORDS,
     STOP_CAPS,
-    TAKING_UP_VERBS,
     TEAM_HEADS,
     TIME_WORDS,
     TOOL_SLOT_VERBS,
@@ -67,6 +67,7 @@ from loregraph.extract.local.words import (
     code_name,
     common_word,
     first_name,
+    takes_up,
 )
 
 
@@ -248,7 +249,7 @@ def find_mentions(st: Parse) -> list[Mention]:
 
     for cm2 in _class_subjects(st):
         spans.append((1, cm2.start, cm2.end, cm2))  # "a pottery class": pottery
-    for gm in _activity_gerunds(st) + _activity_infinitives(st):
+    for gm in _activity_gerunds(st) + _activity_infinitives(st) + _activities_got_into(st):
         spans.append((1, gm.start, gm.end, gm))  # "I love camping", "I started surfing", "I love to travel"
     # (d) lower-case noun phrases in strong positions
     for chunk in doc.noun_chunks:
@@ -647,7 +648,7 @@ def _capped_work_item(toks: list[Any], head: Any) -> bool:
 
 _GERUND_BLOCKERS = frozenset({"dobj", "attr", "ccomp", "xcomp", "acomp", "oprd", "dative", "prt", "nsubj", "advcl",
                               "aux", "auxpass", "neg", "conj", "det", "poss", "amod", "compound"})
-_GERUND_PREPS = frozenset({"with", "in", "at", "on", "around", "outdoors", "outside"})
+_GERUND_PREPS = frozenset({"with", "in", "at", "on", "around", "outdoors", "outside", "over", "during", "since"})
 
 
 def _gerund_of(verb: Any) -> str | None:
@@ -700,8 +701,7 @@ def _activity_gerunds(st: Parse) -> list[Mention]:
             m.vote(CONCEPT, 1.0)
             out.append(m)
             continue
-        if not (lem in PREFER_VERBS or (lem in TAKING_UP_VERBS and (lem != "take" or any(
-                c.dep_ == "prt" and c.lower_ == "up" for c in verb.children)))):
+        if not (lem in PREFER_VERBS or takes_up(verb)):
             continue
         if not any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in verb.children):
             continue
@@ -714,9 +714,35 @@ def _activity_gerunds(st: Parse) -> list[Mention]:
     return out
 
 
+def _activities_got_into(st: Parse) -> list[Mention]:
+    """An activity the speaker got into, named by a gerund (with its compounds): "I got into rock climbing",
+    "we're getting into birdwatching" (not "got into an accident", "got into trouble": no activity)."""
+    out = []
+    for t in st.doc:
+        if t.dep_ not in ("pobj", "pcomp") or t.head.lower_ != "into" or t.head.head.lemma_.lower() != "get" \
+                or not t.is_lower or not t.is_alpha or t.lower_ in LIGHT_GERUNDS or not (
+                    t.tag_ == "VBG" or (t.tag_ == "NN" and t.lower_.endswith("ing") and len(t) >= 6)):
+            continue
+        if any(c.dep_ in ("dobj", "det", "poss", "prep", "ccomp", "xcomp") for c in t.children):
+            continue  # "getting into making bread", "got into the swing of it"
+        if not any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in t.head.head.children):
+            continue
+        start = t.i
+        while start - 1 >= 0 and st.doc[start - 1].dep_ in ("compound", "amod", "npadvmod") \
+                and st.doc[start - 1].head.i == t.i and st.doc[start - 1].is_lower and st.doc[start - 1].is_alpha:
+            start -= 1  # "rock climbing", "salsa dancing"
+        m = Mention(start, t.i + 1, st.doc[start:t.i + 1].text, source="np")
+        m.vote(CONCEPT, 1.0)
+        out.append(m)
+    return out
+
+
 _TASTE_VERBS = frozenset({"love", "adore", "enjoy"})  # not "prefer dark mode designs": a choice among options
 _TAKING_A_CLASS = frozenset({"take", "start", "begin", "attend", "join", "do"})
 _SIGNING_UP = frozenset({"sign", "enroll", "enrol", "register"})
+_GOING = frozenset({"go", "head", "come"})  # "I went to a yoga class"
+_IN_CLASS = frozenset({"class", "lesson", "lessons"})  # "I made it in ceramics class", "at salsa class"
+_NOT_THE_PUPILS = frozenset({"teach", "take", "bring", "drive", "drop", "send"})  # "took my kids to ..."
 
 
 def _class_subjects(st: Parse) -> list[Mention]:
@@ -729,8 +755,14 @@ def _class_subjects(st: Parse) -> list[Mention]:
             continue
         taken = t.dep_ == "dobj" and t.head.lemma_.lower() in _TAKING_A_CLASS
         signed = t.dep_ == "pobj" and t.head.lower_ in ("for", "in") and t.head.head.lemma_.lower() in _SIGNING_UP
-        if not (taken or signed):
-            continue  # "took my son to a cooking class": not the speaker's class
+        gone = t.dep_ == "pobj" and t.head.lower_ == "to" and t.head.head.lemma_.lower() in _GOING \
+            and not t.lower_.startswith("workshop")  # "went to a car workshop": a garage, maybe
+        verb = t.head.head if t.head.head.dep_ != "dobj" else t.head.head.head  # "made a bowl in ... class"
+        inside = t.dep_ == "pobj" and t.head.lower_ in ("in", "at") and t.lower_ in _IN_CLASS \
+            and verb.pos_ == "VERB" and verb.lemma_.lower() not in _NOT_THE_PUPILS \
+            and not any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in t.children)
+        if not (taken or signed or gone or inside):
+            continue  # "took my son to a cooking class", "she teaches at a dance class": not the speaker's class
         k = t.i - 1
         while k >= 0 and st.doc[k].head.i in range(k + 1, t.i + 1) and st.doc[k].dep_ in ("compound", "amod", "nmod") \
                 and st.doc[k].is_lower and st.doc[k].is_alpha and st.doc[k].lower_ not in skip:
@@ -764,8 +796,13 @@ def _np_mention(st: Parse, chunk: Any) -> Mention | None:
         return None  # "a side project named Quill": the name that follows is the entity
     # "the platform team", "the data science team" → organisation
     joined = (head.dep_ == "dobj" and head.head.lemma_.lower() == "join") or joined_by_speaker(head)
+    if joined and hl in COMMUNITY_HEADS and head.is_lower and all(t.pos_ == "ADJ" and t.is_lower for t in mods) \
+            and not any(t.dep_ == "poss" for t in chunk):
+        m = Mention(head.i, head.i + 1, head.text, source="np")
+        m.vote(ORGANIZATION, 1.0)  # "I joined a choir", "we joined a local gym": a group, though it has no name
+        return m
     # "I joined a hiking club", "the knitting circle we joined"
-    if (hl in TEAM_HEADS or (hl in GROUP_HEADS | JOINABLE_HEADS and joined and all(
+    if (hl in TEAM_HEADS or (hl in GROUP_HEADS | JOINABLE_HEADS | COMMUNITY_HEADS and joined and all(
             (t.pos_ == "NOUN" or t.lower_ in PASTIMES) and t.is_lower for t in mods))) \
             and mods and any(t.pos_ in ("NOUN", "PROPN") or t.text[:1].isupper() or (joined and t.lower_ in PASTIMES)
                              or (t.pos_ == "ADJ" and t.lower_ not in GENERIC_ADJ and not _quality_adjective(t))

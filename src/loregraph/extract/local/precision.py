@@ -43,11 +43,11 @@ from loregraph.extract.local.words import (
     PRACTICE_VERBS,
     PROJECT_HEADS,
     SPEAKER_WORDS,
-    TAKING_UP_VERBS,
     TASTE_PERSON_NOUNS,
     TEAM_HEADS,
     WE_WORDS,
     common_word,
+    takes_up,
 )
 
 _OWNED_TYPES = frozenset({PREFERS, USES, WORKS_ON, DECIDED})  # what the speaker likes, uses, makes, chose
@@ -108,8 +108,7 @@ def began_years_ago(sent: Any) -> bool:
     said = {mk for mk in PAST_LIFE_MARKERS if f" {mk} " in low}
     if not said or said - _COUNTED_PAST:
         return False
-    return any(t.pos_ == "VERB" and t.lemma_.lower() in TAKING_UP_VERBS
-               and (t.lemma_.lower() != "take" or any(c.dep_ == "prt" and c.lower_ == "up" for c in t.children))
+    return any(t.pos_ == "VERB" and takes_up(t)
                and any(c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in t.children)
                for t in sent)
 

@@ -67,6 +67,7 @@ from loregraph.extract.local.words import (
     USE_VERBS,
     WORK_VERBS,
     first_name,
+    takes_up,
     word_class,
 )
 
@@ -498,7 +499,6 @@ def _why(rule: str, verb: str, prep: str) -> str:
 
 def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
     t = o.type
-    lems = {lemma(v) for v in cl.verbs}
     if t == ENTITY:
         taste = (g in PREFER_VERBS and p == "") or _believer(st, o) or _interest(st, o)
         return PREFERS if o.kind == "work" and taste else None
@@ -511,8 +511,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return PREFERS  # "I'd take X over Y", "she'd rather work in X than Y"
         if (g == "go" and p == "with") or (g == "land" and p == "on") or (g == "end" and p == "with"):
             return DECIDED
-        if lems & DECIDE_VERBS:
-            return DECIDED
+        if {lemma(v) for v in cl.verbs if not takes_up(v)} & DECIDE_VERBS:
+            return DECIDED  # not "I picked up Rust", "picked up crocheting": taken up, not chosen
         if g in DEPEND_VERBS:
             return DEPENDS_ON
         if _believer(st, o) or _interest(st, o):

@@ -98,6 +98,7 @@ INSTRUMENTS = _set("instruments")  # "I play the cello": an instrument played, a
 INSTRUMENT_VERBS = frozenset({"play", "learn", "practice", "practise"})  # what one does with an instrument
 TASTE_PERSON_NOUNS = _set("taste_person_nouns")  # "a Rhino man", "a Trello gal": a person of some taste
 TAKING_UP_VERBS = _set("taking_up_verbs")  # "I started surfing", "I took up knitting": an activity taken up
+TAKING_UP_WITH_UP = _set("taking_up_with_up")  # "took up", "picked up": these take an activity up only with "up"
 INTEREST_PAIRS = _pairs("interest_pairs")
 USE_IMPLYING_PAIRS = _pairs("use_implying_pairs")
 MOVING_VERBS = _set("moving_verbs")  # verbs that move a thing somewhere ("moved the files to X")
@@ -108,6 +109,7 @@ MEMBERSHIP_WORDS = _set("membership_words")
 TIME_WORDS: dict[str, Any] = _W["time_words"]
 GROUP_HEADS = _set("group_heads")
 JOINABLE_HEADS = _set("joinable_heads")  # "I joined a chess forum": joined, a group like a club
+COMMUNITY_HEADS = _set("community_heads")  # "I joined a choir", "we joined a gym": a group joined needs no name
 OWN_WORK_NOUNS = _set("own_work_nouns")  # "my album", "our podcast": a work the speaker makes
 EDITION_WORDS = _set("edition_words")  # "my new album", "her debut novel": which one, not what kind
 CREATIVE_HEADS = _set("creative_heads")
@@ -183,3 +185,10 @@ OWN_OWNER_WORDS = _set("own_owner_words")
 ADVICE_VERBS = _set("advice_verbs")
 PAST_LIFE_MARKERS: tuple[str, ...] = tuple(_W["past_life_markers"])
 DETERMINERS = _set("determiners")
+
+
+def takes_up(verb: Any) -> bool:
+    """The verb takes an activity up: "started", "began", "took up", "picked up" (not "took", "picked")."""
+    lem = verb.lemma_.lower()
+    return lem in TAKING_UP_VERBS and (
+        lem not in TAKING_UP_WITH_UP or any(c.dep_ == "prt" and c.lower_ == "up" for c in verb.children))
