@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from loregraph.extract.base import SPEAKER, ExtractedRelation, Extraction, ExtractionContext
+from loregraph.extract.base import SPEAKER, CandidateEntity, ExtractedRelation, Extraction, ExtractionContext
 from loregraph.extract.local import LocalExtractor
 from loregraph.extract.local.when import find_time_words
 
@@ -285,6 +285,13 @@ def test_someone_elses_class_is_not_the_speakers_practice(ex: LocalExtractor, te
     assert not any(r.type == "USES" and r.source == SPEAKER for r in ex.extract(text, ctx()).relations)
 
 
+def test_a_workshop_gone_to_teaches_nothing_even_of_a_known_concept(ex: LocalExtractor) -> None:
+    known = [CandidateEntity(id="c1", name="engine repair", type="concept")]
+    x = ex.extract("Last week I went to an engine repair workshop.", ExtractionContext(
+        group_id="g", reference_time=NOW, role_type="user", role="Rosa", candidates=known))
+    assert not any(r.type == "USES" for r in x.relations)
+
+
 @pytest.mark.parametrize(("text", "group", "day"), [
     ("Just yesterday I joined a nearby choir.", "choir", YESTERDAY),
     ("I joined a gym last week!", "gym", date(2024, 6, 5)),
@@ -303,3 +310,31 @@ def test_a_business_of_ones_own_launched_is_ones_own(ex: LocalExtractor) -> None
     r = facts(ex.extract("Last month I launched my own candle business.", ctx())).get(
         ("ME", "PART_OF", "candle business"))
     assert r is not None and r.valid_at is not None and r.valid_at.date() == date(2024, 5, 12)
+
+
+# ---- a work taken in and praised is a taste; a pastime begun after some event -----------------------
+
+
+@pytest.mark.parametrize(("text", "work"), [
+    ('I watched "Arrival" last night and loved it.', "Arrival"),
+    ("Yesterday I tried Hades. Great game, so addictive!", "Hades"),
+    ('We played "Wingspan" on Sunday, what an amazing game.', "Wingspan"),
+])
+def test_a_work_taken_in_and_praised_is_a_taste_from_then(ex: LocalExtractor, text: str, work: str) -> None:
+    r = facts(ex.extract(text, ctx())).get(("ME", "PREFERS", work))
+    assert r is not None and r.valid_at is not None and r.valid_at.date() < NOW.date()
+
+
+@pytest.mark.parametrize("text", [
+    'I watched "Cats" last night. It wasn\'t great.',
+    'I read "Dune" last week. My sister Ana is amazing at recommending books.',
+    'I watched "Heat" last night because my dad asked me to.',
+])
+def test_a_work_taken_in_without_praise_of_it_is_no_taste(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "PREFERS" for r in ex.extract(text, ctx()).relations)
+
+
+def test_a_pastime_started_after_some_event_is_practised(ex: LocalExtractor) -> None:
+    r = facts(ex.extract("I started volunteering here about a year ago after a hard winter.", ctx())).get(
+        ("ME", "USES", "volunteering"))
+    assert r is not None and r.valid_at is not None and r.valid_at.year == 2023

@@ -648,7 +648,8 @@ def _capped_work_item(toks: list[Any], head: Any) -> bool:
 
 _GERUND_BLOCKERS = frozenset({"dobj", "attr", "ccomp", "xcomp", "acomp", "oprd", "dative", "prt", "nsubj", "advcl",
                               "aux", "auxpass", "neg", "conj", "det", "poss", "amod", "compound"})
-_GERUND_PREPS = frozenset({"with", "in", "at", "on", "around", "outdoors", "outside", "over", "during", "since"})
+_GERUND_PREPS = frozenset({"with", "in", "at", "on", "around", "outdoors", "outside",
+                           "over", "during", "since", "after", "before", "until"})  # where or when, no object
 
 
 def _gerund_of(verb: Any) -> str | None:

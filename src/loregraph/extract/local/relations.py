@@ -40,6 +40,7 @@ from loregraph.extract.local.state import (
 )
 from loregraph.extract.local.words import (
     COLLAB_VERBS,
+    CONSUMING_VERBS,
     DECIDE_VERBS,
     DEPEND_VERBS,
     DONE_MARKERS,
@@ -65,6 +66,7 @@ from loregraph.extract.local.words import (
     TOOL_HEADS,
     USE_IMPLYING_PAIRS,
     USE_VERBS,
+    VERDICT_WORDS,
     WORK_VERBS,
     first_name,
     takes_up,
@@ -500,7 +502,8 @@ def _why(rule: str, verb: str, prep: str) -> str:
 def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
     t = o.type
     if t == ENTITY:
-        taste = (g in PREFER_VERBS and p == "") or _believer(st, o) or _interest(st, o)
+        taste = (g in PREFER_VERBS and p == "") or _believer(st, o) or _interest(st, o) \
+            or (g in CONSUMING_VERBS and p in ("", "to") and _praised_next(st, o))
         return PREFERS if o.kind == "work" and taste else None
     if t in (TOOL, CONCEPT):
         if p == "over" and g in _TALK_OVER_VERBS and t == TOOL and not cl.preference:
@@ -715,6 +718,32 @@ def _use_implied(st: Parse, o: Mention) -> bool:
     while k >= 0 and st.doc[k].pos_ in ("DET", "ADJ") and st.at[k] == -1:
         k -= 1
     return k >= 1 and (lemma(st.doc[k - 1]), st.doc[k].lower_) in USE_IMPLYING_PAIRS
+
+
+def _praised_next(st: Parse, o: Mention) -> bool:
+    """A work taken in and praised right after: "I watched "Arrival" last night! It was awesome!", "I tried Hades
+    yesterday. Great game, so addictive!", "read "Dune" and loved it" (the rest of the sentence and the next one;
+    not when they say no: "It wasn't great")."""
+    doc = st.doc
+    sent = doc[o.start].sent
+    end = sent.end if sent.end >= len(doc) else doc[sent.end].sent.end
+    after = doc[o.end:min(end, o.end + 25)]
+    if any(t.dep_ == "neg" or t.lower_ in ("not", "never", "n't") for t in after):
+        return False
+    for t in after:
+        if t.lower_ not in VERDICT_WORDS:
+            continue
+        if t.pos_ == "VERB":  # "loved it"
+            if any(c.dep_ == "dobj" and c.lower_ in _IT for c in t.children):
+                return True
+            continue
+        subj = [k for k in (t.head if t.dep_ == "acomp" else t).children if k.dep_ == "nsubj"]
+        if not subj or subj[0].lower_ in _IT:  # "It was awesome!", "Great game": not "Ana is amazing"
+            return True
+    return False
+
+
+_IT = frozenset({"it", "this", "that", "which", "they"})
 
 
 def _believer(st: Parse, o: Mention) -> bool:
