@@ -991,3 +991,45 @@ def test_a_favourite_title_in_apposition_is_a_taste_not_ones_own_work(ex: LocalE
 def test_an_event_attended_or_common_nouns_before_and_i_name_no_one(ex: LocalExtractor, text: str) -> None:
     x = ex.extract(text, ctx())
     assert not any(e.type in ("project", "person") for e in x.entities)
+
+
+# ---- hobbies and favourites named by plain nouns or gerunds (constructions with a 'concepts' node) ----------
+
+
+@pytest.mark.parametrize("text,things", [
+    ("Board games and baking bread are my main hobbies.", ["board games", "baking bread"]),
+    ("My hobbies are gardening and chess.", ["gardening", "chess"]),
+    ("Chess is my passion.", ["chess"]),
+])
+def test_what_the_speaker_calls_a_hobby_is_practised(ex: LocalExtractor, text: str, things: list[str]) -> None:
+    x = ex.extract(text, ctx())
+    for thing in things:
+        assert ents(x).get(thing) == "concept"
+        assert ("ME", "USES", thing) in rels(x)
+
+
+@pytest.mark.parametrize("text,thing", [
+    ("One of my favorite dishes is shakshuka!", "shakshuka"),
+    ("My favorite sport is curling.", "curling"),
+    ("I'm passionate about dancing and it brings me joy.", "dancing"),
+    ("Hiking is a huge part of my life.", "hiking"),
+    ('I\'m a huge fan of "The Expanse"!', "Expanse"),
+])
+def test_a_favourite_or_a_passion_is_a_taste(ex: LocalExtractor, text: str, thing: str) -> None:
+    x = ex.extract(text, ctx())
+    assert ("ME", "PREFERS", thing) in rels(x)
+    assert ("ME", "USES", thing) not in rels(x)  # a favourite dish is no tool in use
+
+
+@pytest.mark.parametrize("text", [
+    "His hobbies are golf and fishing.",
+    "Your favorite dish is lasagna, right?",
+    "You're so passionate about dance.",
+    "These are my hobbies.",
+    "My hobby is my kids.",
+    "I'm passionate about helping people.",
+    "Acting was my first passion, but now I mostly write.",
+    "My hobbies were golf and darts back then.",
+])
+def test_someone_elses_or_a_past_hobby_or_one_that_names_nothing_is_no_fact(ex: LocalExtractor, text: str) -> None:
+    assert not any(s == "ME" and t in ("USES", "PREFERS") for s, t, _ in rels(ex.extract(text, ctx())))

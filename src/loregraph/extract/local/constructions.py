@@ -31,7 +31,18 @@ from loregraph.extract.local.kinds import (
     WORKS_WITH,
 )
 from loregraph.extract.local.state import Clause, Mention, Parse, resolve_person
-from loregraph.extract.local.words import ORG_NOUNS, PLACE_HEADS, PROJECT_HEADS, TEAM_HEADS, first_name, word_class
+from loregraph.extract.local.words import (
+    EVALUATIVE_ADJ,
+    GENERIC_ADJ,
+    GENERIC_NOUNS,
+    LIGHT_GERUNDS,
+    ORG_NOUNS,
+    PLACE_HEADS,
+    PROJECT_HEADS,
+    TEAM_HEADS,
+    first_name,
+    word_class,
+)
 
 CONSTRUCTIONS_FILE = Path(__file__).resolve().parent.parent / "data" / "constructions.json"
 # the entity types a relation's source and target may have, per relation type
@@ -58,6 +69,7 @@ class Construction:
     pattern: list[dict[str, Any]]
     votes: dict[str, tuple[str, float]] = field(default_factory=dict)
     group: str = ""
+    concepts: tuple[str, ...] = ()  # nodes that may be a plain noun or gerund naming a pastime or taste
     relations: list[dict[str, Any]] = field(default_factory=list)
     endings: list[dict[str, Any]] = field(default_factory=list)
     asserts: bool = False  # a fact even in a clause that reads as a plan ("X needs Y to run")
@@ -94,7 +106,8 @@ def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
         out.append(Construction(
             id=c["id"], says=c.get("says", ""), pattern=_resolve_classes(c["pattern"]),
             votes={k: (v[0], float(v[1])) for k, v in c.get("votes", {}).items()},
-            group=c.get("group", ""), relations=c.get("relations", []), endings=c.get("endings", []),
+            group=c.get("group", ""), concepts=tuple(c.get("concepts", ())),
+            relations=c.get("relations", []), endings=c.get("endings", []),
             asserts=bool(c.get("asserts", False)), places=tuple(c.get("places", ())),
             negated=bool(c.get("negated", False)), not_given_names=tuple(c.get("not_given_names", ())),
             speakers_own=tuple(c.get("speakers_own", ()))))
@@ -150,14 +163,57 @@ def _group_mention(st: Parse, head: int) -> Mention | None:
         start -= 1  # "my own car repair shop": the car repair shop
     if any(st.at[k] != -1 for k in range(start, head + 1)):
         return None
-    m = Mention(start, head + 1, doc[start:head + 1].text, source="np-strong")
+    return _add_mention(st, Mention(start, head + 1, doc[start:head + 1].text, source="np-strong"))
+
+
+def _add_mention(st: Parse, m: Mention) -> Mention:
     st.mentions.append(m)
     st.mentions.sort(key=lambda x: x.start)
-    st.at = [-1] * len(doc)
+    st.at = [-1] * len(st.doc)
     for idx, x in enumerate(st.mentions):
         for k in range(x.start, x.end):
             st.at[k] = idx
     return m
+
+
+def _capitalised_by_place(st: Parse, i: int) -> bool:
+    """The mention at ``i`` is one common noun capitalised only because it opens the sentence ("Chess ...")."""
+    m = st.mentions[st.at[i]]
+    tok = st.doc[i]
+    return m.source == "cap" and m.end - m.start == 1 and tok.is_sent_start and tok.pos_ == "NOUN"
+
+
+def _concept_mention(st: Parse, head: int) -> Mention | None:
+    """A plain noun or gerund naming a pastime or a taste, with its compounds: "board games", "shakshuka",
+    "baking bread" (a gerund and its one-noun object); not a pronoun, a light gerund or an everyday noun."""
+    doc = st.doc
+    tok = doc[head]
+    gerund = tok.tag_ == "VBG"
+    if not (tok.pos_ == "NOUN" or gerund) or tok.is_stop or not tok.is_alpha or tok.lower_ in LIGHT_GERUNDS \
+            or tok.lower_ in PLACE_HEADS or (not tok.is_lower and tok.i != tok.sent.start):
+        return None
+    start = head
+    while start - 1 >= 0 and doc[start - 1].dep_ in ("compound", "amod") and doc[start - 1].head.i == head \
+            and (doc[start - 1].is_lower or start - 1 == tok.sent.start) and doc[start - 1].is_alpha \
+            and st.at[start - 1] == -1 \
+            and doc[start - 1].lower_ not in EVALUATIVE_ADJ | GENERIC_ADJ:
+        start -= 1  # "board games", "live music"; not "my main hobbies"
+    if start == head and tok.lower_ in GENERIC_NOUNS:
+        return None  # "games" alone names nothing; "board games" does
+    end = head + 1
+    objs = [c for c in tok.children if c.dep_ == "dobj"]
+    if gerund and objs:
+        if len(objs) != 1 or objs[0].i != head + 1 or objs[0].pos_ != "NOUN" or list(objs[0].children):
+            return None  # "baking bread"; not "making the most of it"
+        end = head + 2
+    if any(st.at[k] != -1 for k in range(start, end)):
+        return None
+    name = doc[start:end].text
+    if start == doc[start].sent.start and doc[start].pos_ != "PROPN":
+        name = name[:1].lower() + name[1:]  # "Board games are my hobby": capitalised by its place only
+    m = Mention(start, end, name, source="np")
+    m.vote(CONCEPT, 1.0)
+    return _add_mention(st, m)
 
 
 def _lone_given_name(st: Parse, i: int | None) -> bool:
@@ -182,6 +238,14 @@ def vote_constructions(st: Parse) -> list[Match]:
         c = mt.construction
         if c.group and c.group in mt.nodes and st.at[mt.nodes[c.group]] == -1:
             _group_mention(st, mt.nodes[c.group])
+        for node in c.concepts:
+            for k in _with_conjuncts(st, mt.nodes[node]) if node in mt.nodes else []:
+                if st.at[k] == -1:
+                    _concept_mention(st, k)
+                elif _capitalised_by_place(st, k):
+                    first = st.mentions[st.at[k]]  # "Chess is my passion": a common noun, first in its sentence
+                    first.name = first.name.lower()
+                    first.vote(CONCEPT, 1.0)
         for node in c.places:
             i = mt.nodes.get(node)
             if i is not None and st.at[i] != -1 and st.mentions[st.at[i]].source not in _KNOWN_SOURCES:

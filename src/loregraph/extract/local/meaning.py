@@ -54,6 +54,7 @@ from loregraph.extract.local.words import (
     PLAN_VERBS,
     ROLE_NOUNS,
     SWITCH_VERBS,
+    TASTE_KINDS,
     VISIT_VERBS,
     WORK_VERBS,
     first_name,
@@ -471,8 +472,10 @@ def _copula_tool(st: Parse, cl: Clause, s: Any, start: int, o: Mention, generic:
     """"crash reporting is X", "the app is X on Y", "Acme's stack is X": the owner uses X (a rule)."""
     if not cl.verbs or lemma(cl.verbs[0]) != "be" or cl.negated or cl.ended:
         return False
-    noun_subject = s is SPEAKER and any(t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "NOUN"
-                                        for t in st.doc[cl.start:cl.verbs[0].i])
+    nouns = [t for t in st.doc[cl.start:cl.verbs[0].i] if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "NOUN"]
+    if any(t.lemma_.lower() in TASTE_KINDS for t in nouns):
+        return False  # "my favourite dish is X": a taste (the constructions' case), not a thing in use
+    noun_subject = s is SPEAKER and bool(nouns)
     if not (generic or noun_subject or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
         return False  # "our booking site is X": the speaker's thing (noun_subject) uses X
     if s is not SPEAKER and s.end < len(st.doc) and st.doc[s.end].text in ("'s", "’s") \

@@ -604,6 +604,10 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
     return None
 
 
+_INTO_INTENSIFIERS = frozenset({"really", "so", "totally", "big", "super", "pretty", "very", "quite", "seriously",
+                                "deeply", "heavily", "majorly"})  # "I'm super into X"
+
+
 def _interest(st: Parse, o: Mention) -> bool:
     """"interested in X", "I'm all about X", "getting into X", "I'm into X": a taste, stated now."""
     doc = st.doc
@@ -615,7 +619,7 @@ def _interest(st: Parse, o: Mention) -> bool:
     prep, word = doc[k].lower_, doc[k - 1]
     if any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in word.children):
         return False  # "your love for dancing": someone else's taste
-    if prep == "into" and (lemma(word) == "be" or word.lower_ in ("really", "so", "totally", "big")):
+    if prep == "into" and (lemma(word) == "be" or word.lower_ in _INTO_INTENSIFIERS):
         return True  # "I'm (really) into X"
     if prep == "into" and lemma(word) == "get" and (word.tag_ == "VBG" or any(
             c.lower_ in ("'ve", "have", "has") for c in word.children)):
@@ -744,15 +748,16 @@ def _praised_next(st: Parse, o: Mention) -> bool:
 
 
 _IT = frozenset({"it", "this", "that", "which", "they"})
+_QUOTES = frozenset({'"', "“", "'", "‘"})
 
 
 def _believer(st: Parse, o: Mention) -> bool:
     """"a big believer in X", "a fan of X", "obsessed with X", "swears by X", "keen on X"."""
     doc = st.doc
     k = o.start - 1
-    while k >= 0 and doc[k].pos_ in ("DET", "ADJ", "NOUN") and st.at[k] == -1 and o.start - k < 3 \
-            and doc[k].lower_ not in FOND_OF:
-        k -= 1
+    while k >= 0 and (doc[k].pos_ in ("DET", "ADJ", "NOUN") or doc[k].text in _QUOTES) and st.at[k] == -1 \
+            and o.start - k < 4 and doc[k].lower_ not in FOND_OF:
+        k -= 1  # (an opening quote: 'a huge fan of "The Expanse"')
     if k < 1:
         return False
     pair = (doc[k - 1].lower_, doc[k].lower_)

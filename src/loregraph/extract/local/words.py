@@ -113,6 +113,7 @@ COMMUNITY_HEADS = _set("community_heads")  # "I joined a choir", "we joined a gy
 OWN_WORK_NOUNS = _set("own_work_nouns")  # "my album", "our podcast": a work the speaker makes
 EDITION_WORDS = _set("edition_words")  # "my new album", "her debut novel": which one, not what kind
 CREATIVE_HEADS = _set("creative_heads")
+TASTE_KINDS = _set("taste_kinds")  # "my favourite dish is X": kinds of things one has a taste for
 CONSUMING_VERBS = _set("consuming_verbs")  # "I watched X", "we played X": a work taken in
 VERDICT_WORDS = _set("verdict_words")  # "It was awesome!", "Great game, so addictive!", "loved it": praise of it
 GENERIC_NOUNS = _set("generic_nouns")
