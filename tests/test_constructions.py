@@ -1973,3 +1973,13 @@ def test_a_decision_heading_about_a_person_decides_no_person(ex: LocalExtractor)
 def test_a_tool_built_thing_whose_tool_is_tagged_a_noun(ex: LocalExtractor) -> None:
     assert ("ME", "USES", "mdBook") in rels(ex.extract("My recipes are an mdBook site these days.", ctx()))
     assert not rels(ex.extract("Our blog is a family site.", ctx()))
+
+
+def test_it_depends_on_that_points_back_to_the_work_and_the_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("Our plugin Fernwood now bundles SQLite, so it depends on that too.", ctx())
+    assert ("Fernwood", "DEPENDS_ON", "SQLite") in rels(x)
+
+
+def test_i_depend_on_it_is_no_work_depending_on_a_tool(ex: LocalExtractor) -> None:
+    x = ex.extract("Our plugin Fernwood is nearly done. I use Vim daily, so I depend on it.", ctx())
+    assert not any(t == "DEPENDS_ON" for _, t, _ in rels(x))

@@ -338,3 +338,16 @@ def test_a_pastime_started_after_some_event_is_practised(ex: LocalExtractor) -> 
     r = facts(ex.extract("I started volunteering here about a year ago after a hard winter.", ctx())).get(
         ("ME", "USES", "volunteering"))
     assert r is not None and r.valid_at is not None and r.valid_at.year == 2023
+
+
+@pytest.mark.parametrize(("text", "activity"), [
+    ("I started lifting weights one year ago and it's been a journey.", "lifting weights"),
+    ("Last year I began running marathons.", "running marathons"),
+])
+def test_a_pastime_started_with_its_object_is_practised_since(ex: LocalExtractor, text: str, activity: str) -> None:
+    r = facts(ex.extract(text, ctx())).get(("ME", "USES", activity))
+    assert r is not None and r.valid_at is not None and r.valid_at.year == 2023
+
+
+def test_errands_run_are_no_pastime(ex: LocalExtractor) -> None:
+    assert ex.extract("I started running errands for my gran last month.", ctx()).relations == []
