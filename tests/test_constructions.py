@@ -1983,3 +1983,24 @@ def test_it_depends_on_that_points_back_to_the_work_and_the_tool(ex: LocalExtrac
 def test_i_depend_on_it_is_no_work_depending_on_a_tool(ex: LocalExtractor) -> None:
     x = ex.extract("Our plugin Fernwood is nearly done. I use Vim daily, so I depend on it.", ctx())
     assert not any(t == "DEPENDS_ON" for _, t, _ in rels(x))
+
+
+def _checklist() -> ExtractionContext:
+    return ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user", candidates=[
+        CandidateEntity(id="p1", name="ICU discharge checklist", type="project")])
+
+
+def test_the_known_work_named_without_its_qualifier_is_that_work(ex: LocalExtractor) -> None:
+    x = ex.extract("Bashir moved to the transport team, so Summer took his spot on the discharge checklist with me.",
+                   _checklist())
+    assert ("Summer", "WORKS_ON", "ICU discharge checklist") in rels(x)
+    assert "ICU discharge checklist" in ended(x)
+
+
+@pytest.mark.parametrize("text", [
+    "Summer is writing a discharge checklist for the ward.",
+    "Summer took his spot on the checklist with me.",
+])
+def test_an_indefinite_or_one_word_description_is_not_the_known_work(ex: LocalExtractor, text: str) -> None:
+    x = ex.extract(text, _checklist())
+    assert not any(e.existing_id == "p1" for e in x.entities)

@@ -100,7 +100,26 @@ def find_mentions(st: Parse) -> list[Mention]:
             if len(short_name) >= 4 and (not all(w.islower() for w in words[:-1])
                                          or not any(common_word(w, SHORT_NAME_ZIPF) for w in words[:-1])):
                 cand_index.setdefault(norm_key(short_name), (c, True))
+    # "the handoff template" for "PICU handoff template" named before: a definite description that is the known
+    # work's name without its leading qualifier (two lower-case words or more, ending in a work-item head)
+    tails: dict[str, CandidateEntity] = {}
+    for c in st.ctx.candidates:
+        words = c.name.split()
+        if c.type == PROJECT and len(words) >= 3 and not words[0].islower() \
+                and all(w.islower() for w in words[1:]) and words[-1] in WORK_ITEM_HEADS | PROJECT_HEADS:
+            tails.setdefault(norm_key(" ".join(words[1:])), c)
     maxw = 6
+    if tails:
+        for i in range(1, n):
+            if doc[i - 1].lower_ not in ("the", "that", "this", "our"):
+                continue
+            for j in range(min(n, i + maxw), i + 1, -1):
+                known = tails.get(norm_key(doc[i:j].text))
+                if known is not None and (j == n or doc[j].dep_ != "compound"):
+                    m = Mention(i, j, known.name, source="candidate", existing_id=known.id, aliases=list(known.aliases))
+                    m.vote(known.type, 3.0)
+                    spans.append((0, i, j, m))
+                    break
     if cand_index:
         for i in range(n):
             for j in range(min(n, i + maxw), i, -1):
