@@ -2004,3 +2004,24 @@ def test_the_known_work_named_without_its_qualifier_is_that_work(ex: LocalExtrac
 def test_an_indefinite_or_one_word_description_is_not_the_known_work(ex: LocalExtractor, text: str) -> None:
     x = ex.extract(text, _checklist())
     assert not any(e.existing_id == "p1" for e in x.entities)
+
+
+@pytest.mark.parametrize("text,tool", [
+    ("Jira is my manager at this point.", "Jira"),
+    ("VS Code is my main editor, with Prettier on save.", "Visual Studio Code"),
+])
+def test_a_known_tool_in_a_roles_slot_stays_a_tool(ex: LocalExtractor, text: str, tool: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {e.name: e.type for e in x.entities}.get(tool) == "tool"
+    assert not any(t in ("WORKS_WITH", "KNOWS") for _, t, _ in rels(x))
+
+
+@pytest.mark.parametrize("text,first,rest", [
+    ("PyCharm is my daily driver, mypy plus a handful of plugins.", "PyCharm", "mypy"),
+    ("Sublime Text is my main editor, Prettier plus a couple of snippets.", "Sublime Text", "Prettier"),
+])
+def test_the_rest_of_the_setup_after_the_daily_driver_is_used(ex: LocalExtractor, text: str, first: str,
+                                                              rest: str) -> None:
+    x = ex.extract(text, ctx())
+    assert {("ME", "USES", first), ("ME", "USES", rest)} <= rels(x)
+    assert not any(t == "WORKS_WITH" for _, t, _ in rels(x))

@@ -593,7 +593,7 @@ def _context_votes(st: Parse, m: Mention) -> None:
             own = any(t.lower_ in WE_WORDS | SPEAKER_WORDS for t in ap.children)  # (not "our favourite game, X")
             m.vote(PROJECT, 1.3 if own else 0.8)
             m.owned = m.owned or own
-        if ap.lower_ in ROLE_NOUNS:
+        if ap.lower_ in ROLE_NOUNS and not _known_thing(st, m):  # "Jira is my manager now": a tool still
             m.vote(PERSON, 1.3)
             m.role = m.role or ap.lower_
         if ap.lower_ in ORG_NOUNS and any(c.dep_ in ("det", "poss") for c in ap.children):
@@ -608,7 +608,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
             m.role = prev.lower_
     # role noun and a comma in front: "my editor, Ana Lima, ...", "our head chef, Tomas, ..."
     if prev is not None and prev.text == "," and prev2 is not None and prev2.lower_ in ROLE_NOUNS \
-            and m.source in ("cap", "candidate", "lexicon") and _possessed_by_speaker(prev2):
+            and m.source in ("cap", "candidate", "lexicon") and _possessed_by_speaker(prev2) \
+            and not _known_thing(st, m):  # (not "my main editor, Prettier plus snippets": a tool)
         m.vote(PERSON, 1.5)
         m.role = prev2.lower_
     # "sports brands like X", "companies such as X": an organisation by its kind
@@ -642,7 +643,7 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.owned = True
     # copula role: "my designer is Maya", "Maya is my designer"
     role = _copula_role(st, m)
-    if role:
+    if role and not _known_thing(st, m):  # "VS Code is my main editor": a tool in a role's slot
         m.vote(PERSON, 1.5)
         m.role = role
     # subject of something only people do: "Dmitri took it over", "Wen said", "Ola approved the budget"
@@ -999,6 +1000,12 @@ def _copula_other(st: Parse, m: Mention) -> Any:
         if t.i != head.i and t.dep_ in ("nsubj", "attr") and t.pos_ == "NOUN":
             return t
     return None
+
+
+def _known_thing(st: Parse, m: Mention) -> bool:
+    """The mention is a name the lexicon knows, unambiguously, as a thing (no person can be called so)."""
+    known = st.lex.get(st.doc[m.start:m.end].text) if m.source == "lexicon" else None
+    return known is not None and not known.ambiguous
 
 
 def _copula_role(st: Parse, m: Mention) -> str:

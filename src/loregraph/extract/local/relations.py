@@ -334,6 +334,12 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                                                  for c in a.children)
                 st.out.add(SPEAKER, PREFERS if fav else USES, s, cl, hedge or 0.8,
                            trace="rules: X is my (favourite) <noun>")
+                if not fav:  # "neovim is my daily driver, rust-analyzer plus plugins": the rest of the setup
+                    for c in a.children:
+                        if c.dep_ in ("appos", "conj") and st.at[c.i] != -1 \
+                                and st.mentions[st.at[c.i]].type == TOOL and st.mentions[st.at[c.i]].ref:
+                            st.out.add(SPEAKER, USES, st.mentions[st.at[c.i]], cl, hedge or 0.8,
+                                       trace="rules: X is my <noun>, Y and Z")
     # "Dmitri took it over", "she joined it": work verbs on a project named earlier
     if it_obj is not None and not cl.negated and not cl.ended:
         for t in doc[cl.start:cl.end]:
