@@ -55,3 +55,19 @@ async def test_a_person_stays_a_person(db_url, embedder) -> None:
         assert odalys.type == "person"
     finally:
         await m.close()
+
+
+async def test_a_pet_the_speaker_got_is_theirs_from_that_day_and_no_one_elses(db_url, embedder) -> None:
+    m = await Memory.open(db_url, embedder=embedder)
+    try:
+        await _say(m, ["Guess what, I got a puppy three days ago! Her name's Biscuit and she chews everything.",
+                       "My neighbour's cat Juniper keeps visiting our garden."])
+        (biscuit,) = await _by_name(m, "Biscuit")
+        facts = await m.list_facts("g")
+        (owned,) = [f for f in facts if f.target_id == biscuit.id]
+        assert owned.type == "RELATED_TO" and owned.attributes.get("context") == "pet"
+        assert owned.valid_at == T0 - timedelta(days=3)
+        juniper = await _by_name(m, "Juniper")
+        assert not any(f.target_id in {j.id for j in juniper} for f in facts)  # the neighbour's, not the speaker's
+    finally:
+        await m.close()

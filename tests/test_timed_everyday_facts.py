@@ -351,3 +351,29 @@ def test_a_pastime_started_with_its_object_is_practised_since(ex: LocalExtractor
 
 def test_errands_run_are_no_pastime(ex: LocalExtractor) -> None:
     assert ex.extract("I started running errands for my gran last month.", ctx()).relations == []
+
+
+# ---- the speaker's own pet: the generic relation with the context "pet" -------------------------------------
+
+
+@pytest.mark.parametrize(("text", "pet", "day"), [
+    ("Guess what - I got a puppy two weeks ago! Her name's Pickle and she's adorable.", "Pickle", date(2024, 5, 29)),
+    ("I adopted a pup from a shelter last week and I'm so happy. I named it Bruno.", "Bruno", date(2024, 6, 5)),
+    ("Our dog Bailey loves the beach.", "Bailey", None),
+    ("Bruno, my pup, hates baths.", "Bruno", None),
+])
+def test_the_speakers_pet_is_related_with_the_context_pet(ex: LocalExtractor, text: str, pet: str,
+                                                          day: date | None) -> None:
+    r = facts(ex.extract(text, ctx())).get(("ME", "RELATED_TO", pet))
+    assert r is not None and r.attributes.get("context") == "pet"
+    assert (r.valid_at.date() if r.valid_at else None) == day
+
+
+@pytest.mark.parametrize("text", [
+    "Her dog Bailey loves the beach.",
+    "My sister's cat Miso is so fluffy.",
+    "Ana got a kitten last week. She named her Tofu.",
+    "Would you ever get a puppy? I'd call it Pickle.",
+])
+def test_someone_elses_or_a_wished_pet_is_not_the_speakers(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.type == "RELATED_TO" for r in ex.extract(text, ctx()).relations)

@@ -17,6 +17,7 @@ from loregraph.extract.local.kinds import (
     PERSON,
     PREFERS,
     PROJECT,
+    RELATED_TO,
     TOOL,
     USES,
     WORKS_ON,
@@ -33,6 +34,7 @@ FACT_TEMPLATES: dict[str, str] = {
     KNOWS: "{s} knows {o}",
     DEPENDS_ON: "{s} depends on {o}",
     PART_OF: "{s} is part of {o}",
+    RELATED_TO: "{o} is {s}'s pet",  # the one generic relation the rules state (context "pet")
 }
 
 
@@ -70,7 +72,7 @@ class Collector:
         return bool(sr and orf and ({(sr, orf), (orf, sr)} & self._pairs))
 
     def add(self, s: Any, rtype: str, o: Any, cl: Any, conf: float, qualifier: str = "",
-            role: str = "", trace: str = "rules") -> None:
+            role: str = "", trace: str = "rules", context: str = "") -> None:
         """Add the relation ``s rtype o`` unless it (or its symmetric twin) is already there."""
         if rtype == USES and getattr(o, "type", "") == ORGANIZATION and (s is SPEAKER or s.type == PERSON) \
                 and o.name.split()[-1].lower() in TEAM_HEADS | GROUP_HEADS:
@@ -99,6 +101,8 @@ class Collector:
             fact = f"{fact} {qualifier}"
         when = getattr(cl, "when", None)
         valid_at, attrs = (when.when, {"time_phrase": when.phrase}) if when is not None else (None, {})
+        if context:
+            attrs["context"] = context
         self.relations.append(ExtractedRelation(source=sr, type=rtype, target=orf, fact=fact,
                                                 confidence=round(conf, 2), trace=trace, valid_at=valid_at,
                                                 attributes=attrs))

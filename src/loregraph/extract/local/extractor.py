@@ -20,6 +20,7 @@ from loregraph.extract.local.relations import (
     relate,
     relate_decision_heading,
     relate_finished,
+    relate_pets,
     relate_setup_heading,
 )
 from loregraph.extract.local.state import Clause, Parse, verb_after_prefix
@@ -195,6 +196,7 @@ class LocalExtractor:
                 relate(p, cl, prev)
                 relate_constructions(p, cl, matches)
                 relate_finished(p, cl)
+                relate_pets(p, cl)
                 relate_decision_heading(p, cl)
                 relate_setup_heading(p, cl)
                 if self._library is not None:

@@ -25,6 +25,7 @@ WORKS_WITH: Final = _edge("WORKS_WITH")
 KNOWS: Final = _edge("KNOWS")
 DEPENDS_ON: Final = _edge("DEPENDS_ON")
 PART_OF: Final = _edge("PART_OF")
+RELATED_TO: Final = _edge("RELATED_TO")  # the generic relation: the speaker's pet (context "pet")
 
 
 

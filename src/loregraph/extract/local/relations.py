@@ -17,6 +17,7 @@ from loregraph.extract.local.kinds import (
     PERSON,
     PREFERS,
     PROJECT,
+    RELATED_TO,
     TOOL,
     USES,
     WORKS_ON,
@@ -39,6 +40,7 @@ from loregraph.extract.local.state import (
     unit_of,
 )
 from loregraph.extract.local.words import (
+    ACQUIRING_VERBS,
     COLLAB_VERBS,
     CONSUMING_VERBS,
     DECIDE_VERBS,
@@ -58,15 +60,18 @@ from loregraph.extract.local.words import (
     NON_USE_VERBS,
     ORG_NOUNS,
     OWN_WORK_NOUNS,
+    PET_NOUNS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
     PROJECT_HEADS,
+    SPEAKER_WORDS,
     SWITCH_VERBS,
     TEAM_HEADS,
     TOOL_HEADS,
     USE_IMPLYING_PAIRS,
     USE_VERBS,
     VERDICT_WORDS,
+    WE_WORDS,
     WORK_VERBS,
     first_name,
     takes_up,
@@ -434,6 +439,47 @@ def relate_setup_heading(st: Parse, cl: Clause) -> None:
     for m in st.mentions:
         if m.type == TOOL and m.ref and cl.start <= m.start < cl.end:
             st.out.add(SPEAKER, USES, m, cl, 0.8, trace="rules: the speaker's setup, listed after a colon")
+
+
+def relate_pets(st: Parse, cl: Clause) -> None:
+    """The speaker's own pet, with the generic relation and the context "pet": one got or adopted in this clause
+    and named in the message ("I got a puppy two weeks ago! Her name's Coco": from then), or called the speaker's
+    ("my dog Bailey", "Bailey, our cat", "I named her Tilly": dated by the message)."""
+    if cl.question or cl.hypothetical or cl.negated or not st.speaker_ok:
+        return
+    pets = [m for m in st.mentions if m.type == ENTITY and m.kind == "pet" and m.ref and _pet_owner(st, m) != "other"]
+    if not pets:
+        return
+    for v in cl.verbs:
+        if lemma(v) not in ACQUIRING_VERBS or v.tag_ not in ("VBD", "VBN") or not any(
+                c.dep_ == "nsubj" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in v.children):
+            continue
+        got = [c for c in v.children if c.dep_ == "dobj"
+               and (c.lower_ in PET_NOUNS or c.lemma_.lower() in PET_NOUNS or c.lower_ == "addition")]
+        for m in pets if got else []:
+            if m.start > got[0].i:  # named after it: "... a puppy! Her name's Coco", "a new pup, Ned"
+                st.out.add(SPEAKER, RELATED_TO, m, cl, 0.8, trace="rules: a pet the speaker got", context="pet")
+    for m in pets:
+        if cl.start <= m.start < cl.end and _pet_owner(st, m) == "speaker":
+            st.out.add(SPEAKER, RELATED_TO, m, None, 0.8, trace="rules: the speaker's pet", context="pet")
+
+
+def _pet_owner(st: Parse, m: Mention) -> str:
+    """Who the pet noun beside the name belongs to: "my"/"our" → "speaker" ("my dog Bailey", "Bailey, our cat",
+    "I named him Ned"), another owner → "other" ("her dog Bailey", "my sister's cat Miso"), else ""."""
+    doc = st.doc
+    nouns = [t for t in doc[max(doc[m.start].sent.start, m.start - 3):m.start] if t.lower_ in PET_NOUNS]
+    if m.end + 2 < len(doc) and doc[m.end].text == ",":
+        nouns += [t for t in doc[m.end + 1:min(len(doc), m.end + 4)] if t.lower_ in PET_NOUNS]
+    for noun in nouns:  # (the parser may hang "our" on the name: "Our dog Bailey")
+        owners = [c for c in noun.children if c.dep_ == "poss"] \
+            + [c for c in doc[m.end - 1].children if c.dep_ == "poss" and c.i < m.start]
+        if owners:
+            return "speaker" if all(c.lower_ in ("my", "our") for c in owners) else "other"
+    before = [t.lower_ for t in doc[max(doc[m.start].sent.start, m.start - 3):m.start]]
+    if before[-2:] in (["named", "him"], ["named", "her"], ["named", "it"]):
+        return "speaker" if before[-3:-2] in (["i"], ["we"]) else "other"
+    return ""
 
 
 def relate_finished(st: Parse, cl: Clause) -> None:

@@ -87,6 +87,7 @@ INTERJECTIONS = _set("interjections")
 GREETING_WORDS = _set("greeting_words")
 PET_NOUNS = _set("pet_nouns")
 PET_ADJECTIVES = _set("pet_adjectives")
+ACQUIRING_VERBS = _set("acquiring_verbs")  # "we adopted a kitten", "I got a puppy": a pet of one's own from then
 HUMAN_LANGUAGES = _set("human_languages")  # "learning German": a language spoken, no tool
 METHOD_HEADS = _set("method_heads")  # "the Pomodoro Technique": a method, a concept
 BREED_NOUNS = _set("breed_nouns")  # "Jack Russell mixes": a breed, no name of one animal
