@@ -374,6 +374,13 @@ def test_the_speakers_pet_is_related_with_the_context_pet(ex: LocalExtractor, te
     "My sister's cat Miso is so fluffy.",
     "Ana got a kitten last week. She named her Tofu.",
     "Would you ever get a puppy? I'd call it Pickle.",
+    "That one is Max, my childhood dog. He loved fetch.",
 ])
-def test_someone_elses_or_a_wished_pet_is_not_the_speakers(ex: LocalExtractor, text: str) -> None:
+def test_someone_elses_a_wished_or_a_past_pet_is_not_the_speakers(ex: LocalExtractor, text: str) -> None:
     assert not any(r.type == "RELATED_TO" for r in ex.extract(text, ctx()).relations)
+
+
+def test_a_lesson_tried_teaches_what_the_speaker_practises_from_that_day(ex: LocalExtractor) -> None:
+    r = facts(ex.extract("We tried a paddleboarding lesson last Friday and loved it!", ctx())).get(
+        ("ME", "USES", "paddleboarding"))
+    assert r is not None and r.valid_at is not None and r.valid_at.date() == date(2024, 6, 7)

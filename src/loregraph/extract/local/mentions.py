@@ -19,6 +19,7 @@ from loregraph.extract.local.state import (
 )
 from loregraph.extract.local.words import (
     CLASS_NOUNS,
+    CLASS_TAKING_VERBS,
     CODE_NAME_HOLDERS,
     COLLAB_VERBS,
     COMMUNITY_HEADS,
@@ -758,7 +759,6 @@ def _activities_got_into(st: Parse) -> list[Mention]:
 
 
 _TASTE_VERBS = frozenset({"love", "adore", "enjoy"})  # not "prefer dark mode designs": a choice among options
-_TAKING_A_CLASS = frozenset({"take", "start", "begin", "attend", "join", "do"})
 _SIGNING_UP = frozenset({"sign", "enroll", "enrol", "register"})
 _GOING = frozenset({"go", "head", "come"})  # "I went to a yoga class"
 _IN_CLASS = frozenset({"class", "lesson", "lessons"})  # "I made it in ceramics class", "at salsa class"
@@ -773,7 +773,7 @@ def _class_subjects(st: Parse) -> list[Mention]:
     for t in st.doc:
         if t.lower_ not in CLASS_NOUNS or t.pos_ != "NOUN":
             continue
-        taken = t.dep_ == "dobj" and t.head.lemma_.lower() in _TAKING_A_CLASS
+        taken = t.dep_ == "dobj" and t.head.lemma_.lower() in CLASS_TAKING_VERBS
         signed = t.dep_ == "pobj" and t.head.lower_ in ("for", "in") and t.head.head.lemma_.lower() in _SIGNING_UP
         gone = t.dep_ == "pobj" and t.head.lower_ == "to" and t.head.head.lemma_.lower() in _GOING \
             and not t.lower_.startswith("workshop")  # "went to a car workshop": a garage, maybe

@@ -447,7 +447,8 @@ def relate_pets(st: Parse, cl: Clause) -> None:
     ("my dog Bailey", "Bailey, our cat", "I named her Tilly": dated by the message)."""
     if cl.question or cl.hypothetical or cl.negated or not st.speaker_ok:
         return
-    pets = [m for m in st.mentions if m.type == ENTITY and m.kind == "pet" and m.ref and _pet_owner(st, m) != "other"]
+    pets = [m for m in st.mentions if m.type == ENTITY and m.kind == "pet" and m.ref
+            and _pet_owner(st, m) not in ("other", "past")]
     if not pets:
         return
     for v in cl.verbs:
@@ -466,7 +467,8 @@ def relate_pets(st: Parse, cl: Clause) -> None:
 
 def _pet_owner(st: Parse, m: Mention) -> str:
     """Who the pet noun beside the name belongs to: "my"/"our" → "speaker" ("my dog Bailey", "Bailey, our cat",
-    "I named him Ned"), another owner → "other" ("her dog Bailey", "my sister's cat Miso"), else ""."""
+    "I named him Ned"), another owner → "other" ("her dog Bailey", "my sister's cat Miso"), one of the past →
+    "past" ("my childhood dog"), else nothing."""
     doc = st.doc
     nouns = [t for t in doc[max(doc[m.start].sent.start, m.start - 3):m.start] if t.lower_ in PET_NOUNS]
     if m.end + 2 < len(doc) and doc[m.end].text == ",":
@@ -474,6 +476,8 @@ def _pet_owner(st: Parse, m: Mention) -> str:
     for noun in nouns:  # (the parser may hang "our" on the name: "Our dog Bailey")
         owners = [c for c in noun.children if c.dep_ == "poss"] \
             + [c for c in doc[m.end - 1].children if c.dep_ == "poss" and c.i < m.start]
+        if any(c.lower_ in _PAST_PET for c in noun.children):
+            return "past"  # "Max, my childhood dog", "my late cat Milo": no pet of the speaker's now
         if owners:
             return "speaker" if all(c.lower_ in ("my", "our") for c in owners) else "other"
     before = [t.lower_ for t in doc[max(doc[m.start].sent.start, m.start - 3):m.start]]
@@ -801,6 +805,7 @@ def _praised_next(st: Parse, o: Mention) -> bool:
 
 _IT = frozenset({"it", "this", "that", "which", "they"})
 _QUOTES = frozenset({'"', "“", "'", "‘"})
+_PAST_PET = frozenset({"childhood", "late", "former", "old"})
 
 
 def _believer(st: Parse, o: Mention) -> bool:

@@ -94,6 +94,7 @@ BREED_NOUNS = _set("breed_nouns")  # "Jack Russell mixes": a breed, no name of o
 LIGHT_GERUNDS = _set("light_gerunds")  # "I love being ...", "I love finding ...": no activity by themselves
 PASTIMES = _set("pastimes")  # "I've been knitting a lot": a pastime, practised
 CLASS_NOUNS = _set("class_nouns")  # "a pottery class": what it teaches is an activity
+CLASS_TAKING_VERBS = _set("class_taking_verbs")  # "I'm taking / tried a pottery class": its pupil
 PRACTICE_VERBS = _set("practice_verbs")  # "I do yoga", "keep up with X": verbs of practising a known taste
 INSTRUMENTS = _set("instruments")  # "I play the cello": an instrument played, a practice
 INSTRUMENT_VERBS = frozenset({"play", "learn", "practice", "practise"})  # what one does with an instrument
