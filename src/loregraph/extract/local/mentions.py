@@ -69,6 +69,7 @@ from loregraph.extract.local.words import (
     common_word,
     first_name,
     takes_up,
+    word_class,
 )
 
 
@@ -760,9 +761,9 @@ def _activities_got_into(st: Parse) -> list[Mention]:
 
 _TASTE_VERBS = frozenset({"love", "adore", "enjoy"})  # not "prefer dark mode designs": a choice among options
 _SIGNING_UP = frozenset({"sign", "enroll", "enrol", "register"})
-_GOING = frozenset({"go", "head", "come"})  # "I went to a yoga class"
-_IN_CLASS = frozenset({"class", "lesson", "lessons"})  # "I made it in ceramics class", "at salsa class"
-_NOT_THE_PUPILS = frozenset({"teach", "take", "bring", "drive", "drop", "send"})  # "took my kids to ..."
+_GOING = word_class("class_going_verbs")  # "I went to a yoga class"
+_IN_CLASS = word_class("in_class_nouns")  # "I made it in ceramics class", "at salsa class"
+_NOT_THE_PUPILS = word_class("not_pupil_verbs")  # "took my kids to ...", "she teaches at ..."
 
 
 def _class_subjects(st: Parse) -> list[Mention]:
