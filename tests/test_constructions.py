@@ -2025,3 +2025,13 @@ def test_the_rest_of_the_setup_after_the_daily_driver_is_used(ex: LocalExtractor
     x = ex.extract(text, ctx())
     assert {("ME", "USES", first), ("ME", "USES", rest)} <= rels(x)
     assert not any(t == "WORKS_WITH" for _, t, _ in rels(x))
+
+
+@pytest.mark.parametrize("text,who,work", [
+    ("I'm one of the core maintainers of Kestrel, our queue library.", "ME", "Kestrel"),
+    ("Jo is one of the co-authors of Tidewater.", "Jo", "Tidewater"),
+    ("Ines is the creator of Tidepool, a CLI for tide tables.", "Ines", "Tidepool"),
+])
+def test_one_of_those_in_a_working_role_on_a_named_thing_works_on_it(ex: LocalExtractor, text: str, who: str,
+                                                                       work: str) -> None:
+    assert (who, "WORKS_ON", work) in rels(ex.extract(text, ctx()))

@@ -71,3 +71,4 @@ async def test_a_pet_the_speaker_got_is_theirs_from_that_day_and_no_one_elses(db
         assert not any(f.target_id in {j.id for j in juniper} for f in facts)  # the neighbour's, not the speaker's
     finally:
         await m.close()
+

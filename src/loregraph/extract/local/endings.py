@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from loregraph.extract.base import SPEAKER
 from loregraph.extract.local.kinds import DEPENDS_ON, KNOWS, PART_OF, TOOL, USES, WORKS_ON, WORKS_WITH
-from loregraph.extract.local.words import word_class
+from loregraph.extract.local.words import PASTIME_GROUP_HEADS, word_class
 
 LASTING_ROLES = word_class("lasting_roles")
 
@@ -154,6 +154,8 @@ def apply_supersede(p: Parse) -> None:
                 if f.type != PART_OF or f.target_name.casefold() == org.name.casefold() or (
                         org.existing_id and f.target_id == org.existing_id):
                     continue
+                if f.target_name.split()[-1].lower() in PASTIME_GROUP_HEADS | {"group"}:
+                    continue  # a new job or a new group ends no church, band, club or support group one is in
                 src_ok = (s is not SPEAKER and (f.source_id == s.existing_id or
                                                 f.source_name.casefold() == sname.casefold())) or \
                          (s is SPEAKER and f.source_name.casefold() in speaker_names)

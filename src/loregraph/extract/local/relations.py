@@ -60,6 +60,7 @@ from loregraph.extract.local.words import (
     NON_USE_VERBS,
     ORG_NOUNS,
     OWN_WORK_NOUNS,
+    PASTIME_GROUP_HEADS,
     PET_NOUNS,
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
@@ -274,7 +275,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     st.out.events.append(LeftOrg(s, o))  # colleagues through it stop working together
             continue
         if o.type == ORGANIZATION and g in SWITCH_VERBS | {"go", "join"} and p in ("to", "") \
-                and not cl.negated and not cl.ended and not moves_a_thing(st, o, cl):
+                and not cl.negated and not cl.ended and not moves_a_thing(st, o, cl) \
+                and not (g == "join" and o.name.split()[-1].lower() in PASTIME_GROUP_HEADS):  # "joined a choir"
             for s in srcs:
                 if s is SPEAKER or s.type == PERSON:
                     st.out.events.append(MovedOrg(s, o))  # "Ana moved to Initech": her other PART_OF facts end

@@ -112,6 +112,9 @@ TIME_WORDS: dict[str, Any] = _W["time_words"]
 GROUP_HEADS = _set("group_heads")
 JOINABLE_HEADS = _set("joinable_heads")  # "I joined a chess forum": joined, a group like a club
 COMMUNITY_HEADS = _set("community_heads")  # "I joined a choir", "we joined a gym": a group joined needs no name
+# groups one belongs to beside one's work (a club, a band, a church): joining one ends no other membership, and
+# moving to a new employer or group ends none of them
+PASTIME_GROUP_HEADS = (_set("group_heads") | COMMUNITY_HEADS | _set("joinable_heads")) - _set("team_heads")
 OWN_WORK_NOUNS = _set("own_work_nouns")  # "my album", "our podcast": a work the speaker makes
 EDITION_WORDS = _set("edition_words")  # "my new album", "her debut novel": which one, not what kind
 CREATIVE_HEADS = _set("creative_heads")
