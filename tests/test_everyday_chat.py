@@ -1033,3 +1033,19 @@ def test_a_favourite_or_a_passion_is_a_taste(ex: LocalExtractor, text: str, thin
 ])
 def test_someone_elses_or_a_past_hobby_or_one_that_names_nothing_is_no_fact(ex: LocalExtractor, text: str) -> None:
     assert not any(s == "ME" and t in ("USES", "PREFERS") for s, t, _ in rels(ex.extract(text, ctx())))
+
+
+def test_my_favourite_thing_is_a_taste_not_a_thing_in_use(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import CandidateEntity
+    c = ctx()
+    c.candidates = [CandidateEntity(id="c1", name="dumplings", type="concept")]
+    x = ex.extract("Cool, but my favorite thing is dumplings. Sweet and salty!", c)
+    assert not any(t == "USES" for _, t, _ in rels(x))
+
+
+def test_a_word_of_a_known_groups_name_is_not_that_group(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import CandidateEntity
+    c = ctx()
+    c.candidates = [CandidateEntity(id="o1", name="LGBTQ support group", type="organization")]
+    x = ex.extract("Last weekend I joined a mentorship program for LGBTQ youth.", c)
+    assert not any(e.existing_id == "o1" for e in x.entities)

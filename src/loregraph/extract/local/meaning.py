@@ -464,6 +464,7 @@ def _one_off_visit(cl: Clause) -> bool:
     return v is not None and (v.tag_ == "VBD" or cl.when is not None)
 
 
+_FAVOURITE = frozenset({"favourite", "favorite", "fave"})
 _COPULA_PHRASES = frozenset({"be", "be all", "be now", "be still", "be just", "be entirely", "be mostly", "be pure",
                              "be 100", "be basically", "be all in"})
 
@@ -473,8 +474,8 @@ def _copula_tool(st: Parse, cl: Clause, s: Any, start: int, o: Mention, generic:
     if not cl.verbs or lemma(cl.verbs[0]) != "be" or cl.negated or cl.ended:
         return False
     nouns = [t for t in st.doc[cl.start:cl.verbs[0].i] if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "NOUN"]
-    if any(t.lemma_.lower() in TASTE_KINDS for t in nouns):
-        return False  # "my favourite dish is X": a taste (the constructions' case), not a thing in use
+    if any(t.lemma_.lower() in TASTE_KINDS or any(c.lower_ in _FAVOURITE for c in t.children) for t in nouns):
+        return False  # "my favourite dish is X", "my favorite thing is X": a taste, not a thing in use
     noun_subject = s is SPEAKER and bool(nouns)
     if not (generic or noun_subject or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
         return False  # "our booking site is X": the speaker's thing (noun_subject) uses X

@@ -91,8 +91,8 @@ def find_mentions(st: Parse) -> list[Mention]:
             if first not in cand_index and first.rstrip(".") not in HONORIFICS:
                 cand_index[first] = (c, False)
         if c.type == ORGANIZATION and len(words) >= 2 and words[-1].lower() in ORG_SUFFIXES \
-                and words[0][:1].isupper() and len(words[0]) >= 4:
-            first = norm_key(words[0])  # "Initech" for "Initech Labs"
+                and words[0][:1].isupper() and len(words[0]) >= 4 and not any(w.islower() for w in words):
+            first = norm_key(words[0])  # "Initech" for "Initech Labs" (not "LGBTQ" for "LGBTQ support group")
             if first not in cand_index and first not in PRONOUNS:
                 cand_index[first] = (c, False)
         if len(words) >= 2 and words[-1].lower() in (WORK_ITEM_HEADS | PROJECT_HEADS | TEAM_HEADS | ORG_SUFFIXES):
