@@ -1049,3 +1049,19 @@ def test_a_word_of_a_known_groups_name_is_not_that_group(ex: LocalExtractor) -> 
     c.candidates = [CandidateEntity(id="o1", name="LGBTQ support group", type="organization")]
     x = ex.extract("Last weekend I joined a mentorship program for LGBTQ youth.", c)
     assert not any(e.existing_id == "o1" for e in x.entities)
+
+
+def test_a_named_persons_present_taste_is_theirs(ex: LocalExtractor) -> None:
+    assert ("Samantha", "PREFERS", "theater") in rels(ex.extract("Samantha loves theater.", ctx()))
+
+
+@pytest.mark.parametrize("text", ["Samantha loved theater as a kid.", "Does Samantha love theater?"])
+def test_a_past_or_asked_taste_of_a_named_person_is_no_fact(ex: LocalExtractor, text: str) -> None:
+    assert not any(t == "PREFERS" for _, t, _ in rels(ex.extract(text, ctx())))
+
+
+def test_someone_pictured_with_the_speaker_is_known_since_before_the_photo(ex: LocalExtractor) -> None:
+    x = ex.extract("Here's a pic with Odile from the trip last week.", ctx())
+    (r,) = [r for r in x.relations if r.type == "KNOWS"]
+    assert r.valid_at is None  # the message time: "last week" dates the trip, not knowing her
+    assert ("ME", "KNOWS", "Odile") in rels(x)

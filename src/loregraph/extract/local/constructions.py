@@ -190,7 +190,8 @@ def _concept_mention(st: Parse, head: int) -> Mention | None:
     tok = doc[head]
     gerund = tok.tag_ == "VBG"
     if not (tok.pos_ == "NOUN" or gerund) or tok.is_stop or not tok.is_alpha or tok.lower_ in LIGHT_GERUNDS \
-            or tok.lower_ in PLACE_HEADS or (not tok.is_lower and tok.i != tok.sent.start):
+            or (tok.lower_ in PLACE_HEADS and any(c.dep_ in ("det", "poss") for c in tok.children)) \
+            or (not tok.is_lower and tok.i != tok.sent.start):  # ("loves theater" is a taste, "the theater" a place)
         return None
     start = head
     while start - 1 >= 0 and doc[start - 1].dep_ in ("compound", "amod") and doc[start - 1].head.i == head \
@@ -440,4 +441,4 @@ def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
                     continue
                 if not st.out.has(s, rt, o):
                     st.out.cancel_end(s, o)  # "left A in May for a post at B": the rules ended B too
-                    st.out.add(s, rt, o, cl, 0.8, trace=trace)
+                    st.out.add(s, rt, o, None if r.get("undated") else cl, 0.8, trace=trace)
