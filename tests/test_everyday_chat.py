@@ -1060,6 +1060,11 @@ def test_a_past_or_asked_taste_of_a_named_person_is_no_fact(ex: LocalExtractor, 
     assert not any(t == "PREFERS" for _, t, _ in rels(ex.extract(text, ctx())))
 
 
+def test_a_game_in_a_photo_is_no_one_known(ex: LocalExtractor) -> None:
+    x = ex.extract("Here is a photo of this console with the game Mario. Funny gamepad, isn't it?", ctx())
+    assert not any(t == "KNOWS" for _, t, _ in rels(x))
+
+
 def test_someone_pictured_with_the_speaker_is_known_since_before_the_photo(ex: LocalExtractor) -> None:
     x = ex.extract("Here's a pic with Odile from the trip last week.", ctx())
     (r,) = [r for r in x.relations if r.type == "KNOWS"]
