@@ -16,6 +16,7 @@ from loregraph.search.turns import (
     CONTEXT_WEIGHT,
     DATE_BOOST,
     NAME_ANSWER_BOOST,
+    NAME_ANSWER_POOL,
     QUESTION_PENALTY,
     SESSION_WEIGHT,
     TIME_ANSWER_BOOST,
@@ -197,7 +198,7 @@ def test_a_question_answered_by_a_name_lifts_the_turns_that_name_something():
         "trip": ("Priya(user): Thanks Tom! The trip was long, the flight was long.", "Priya"),
         "named": ("Priya(user): We landed in Osaka at dawn.", "Priya"),
         "far": ("Tom(user): I hear Kyoto is lovely.", "Tom")}.items()}
-    scored = [("trip", 0.9), ("named", 0.8)] + [(f"x{n}", 0.5) for n in range(TIME_ANSWER_POOL - 2)] + [("far", 0.1)]
+    scored = [("trip", 0.9), ("named", 0.8)] + [(f"x{n}", 0.5) for n in range(NAME_ANSWER_POOL - 2)] + [("far", 0.1)]
     lifted = lift_name_answers(scored, episodes)
     assert lifted[0] == ("named", pytest.approx(0.8 + NAME_ANSWER_BOOST)) and lifted[1] == ("trip", 0.9)
     assert lifted[-1] == ("far", 0.1) and len(lifted) == len(scored)  # beyond the pool: not looked at
