@@ -111,11 +111,13 @@ def names_something(text: str, speakers: Collection[str] = ()) -> bool:
     return False
 
 
-def lift_name_answers(scored: list[tuple[str, float]], episodes: Mapping[str, Episode]) -> list[tuple[str, float]]:
+def lift_name_answers(scored: list[tuple[str, float]], said: Mapping[str, tuple[str | None, str]]
+                      ) -> list[tuple[str, float]]:
     """``scored`` (best first) with ``NAME_ANSWER_BOOST`` added to each candidate that ``names_something`` other than
-    the conversation's speakers, among the first ``NAME_ANSWER_POOL``; for a question that ``asks_name``."""
-    speakers = {e.role for e in episodes.values() if e.role}
-    return _shift_head(scored, lambda i: i in episodes and names_something(episodes[i].content, speakers),
+    the speakers, among the first ``NAME_ANSWER_POOL``; for a question that ``asks_name``. ``said``: candidate id ->
+    its speaker and content (the speakers are those of ``said``)."""
+    speakers = {role for role, _ in said.values() if role}
+    return _shift_head(scored, lambda i: i in said and names_something(said[i][1], speakers),
                        NAME_ANSWER_BOOST, NAME_ANSWER_POOL)
 
 
@@ -222,17 +224,20 @@ def answers_of(store: Store, questions: Sequence[Episode], places: Mapping[str, 
 
 def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
                places: Mapping[str, tuple[str | None, datetime]], limit: int,
-               load: Callable[[list[str]], dict[str, Episode]]) -> tuple[list[tuple[str, float]], dict[str, Episode]]:
+               load: Callable[[list[str]], dict[str, Episode]],
+               load_texts: Callable[[list[str]], dict[str, tuple[str | None, str]]] | None = None
+               ) -> tuple[list[tuple[str, float]], dict[str, Episode]]:
     """The episode stage with turn context: ``ranked`` (fused BM25 + vector, best first) rescored (answer,
     context, session, date and time-answer terms), and the loaded episodes of at least the best ``limit``.
-    ``places``: the candidates that passed the filters; ``load``: ids -> episodes of the searched groups."""
+    ``places``: the candidates that passed the filters; ``load``: ids -> episodes of the searched groups;
+    ``load_texts``: ids -> their speaker and content (``Store.episode_texts``), for the name term's wider pool (None:
+    ``load``)."""
     when = asks_when(query)
     eps = {} if when else load([i for i, _ in ranked if i in places][:ANSWER_POOL])
     answers = {} if when else answers_of(store, list(eps.values()), places)
     window = named_window(query)
     chosen = rescore_turns(ranked, places, window, answers)
-    named = asks_name(query)
-    missing = [i for i, _ in chosen[:max(limit, TIME_ANSWER_POOL, NAME_ANSWER_POOL if named else 0)] if i not in eps]
+    missing = [i for i, _ in chosen[:max(limit, TIME_ANSWER_POOL)] if i not in eps]
     if missing:
         eps.update(load(missing))
     texts = {i: e.content for i, e in eps.items()}
@@ -240,6 +245,13 @@ def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
     chosen = lift_time_answers(chosen, texts) if when else lower_questions(chosen, texts)
     if window is not None and not when:  # what happened on the named day is told in its window, relatively
         chosen = lift_told_in_window(chosen, texts, places, window)
-    if named:  # "Which city...": the answer names one
-        chosen = lift_name_answers(chosen, eps)
+    if asks_name(query):  # "Which city...": the answer names one
+        said = {i: (e.role, e.content) for i, e in eps.items()}
+        wider = [i for i, _ in chosen[:NAME_ANSWER_POOL] if i not in said]
+        if wider:  # a light read: speaker and content only
+            said.update(load_texts(wider) if load_texts else
+                        {i: (e.role, e.content) for i, e in load(wider).items()})
+        chosen = lift_name_answers(chosen, said)
+        if lifted := [i for i, _ in chosen[:limit] if i not in eps]:  # risen from beyond the loaded ones
+            eps.update(load(lifted))
     return chosen, eps
