@@ -12,20 +12,27 @@ from loregraph.memory import Memory, Message
 from loregraph.search.dates import FOLLOWING_DAYS, Window, named_window
 from loregraph.search.hybrid import EVIDENCE_CONTEXT_RANK, WHOLE_CONTEXT_FROM_K, ScoredEpisode, SearchResults
 from loregraph.search.turns import (
+    ANSWER_POOL,
     ANSWER_WEIGHT,
     CONTEXT_WEIGHT,
     DATE_BOOST,
+    NAME_ANSWER_BOOST,
+    NAME_ANSWER_POOL,
     QUESTION_PENALTY,
     SESSION_WEIGHT,
     TIME_ANSWER_BOOST,
     TIME_ANSWER_POOL,
     TOLD_IN_WINDOW_BOOST,
     asks,
+    asks_name,
     asks_when,
     holds_question,
+    lift_name_answers,
     lift_time_answers,
     lift_told_in_window,
     lower_questions,
+    names_something,
+    rank_turns,
     rescore_turns,
     tells_time,
 )
@@ -176,6 +183,89 @@ def test_a_turn_told_in_the_named_window_that_tells_a_time_is_lifted():
     assert lifted[0] == ("told", pytest.approx(0.8 + TOLD_IN_WINDOW_BOOST))
     assert lifted[1] == ("plain", 0.9) and lifted[2] == ("outside", 0.85)
     assert lifted[-1] == ("far", 0.1) and len(lifted) == len(scored)  # beyond the pool: not looked at
+
+
+def test_a_question_answered_by_a_name_lifts_the_turns_that_name_something():
+    """ "Which city...", "Who...", "Where...": the turn that names a place, a person or a title rises among the best;
+    a turn whose only capitalised words start a sentence or name a speaker, a weekday or a month does not."""
+    assert asks_name("Which city did Priya fly to?") and asks_name("Who did Priya go hiking with?")
+    assert asks_name("Where did Priya spend the winter?") and asks_name("What books has Priya read?")
+    assert asks_name("What is the name of Priya's cat?")
+    assert not asks_name("What did Priya cook?") and not asks_name("When did Priya fly?")
+    assert not asks_name("Which activity does Priya like best?")
+    assert names_something("Priya(user): We landed in Osaka at dawn.") and names_something('Tom(user): I read "Dune".')
+    assert not names_something("Priya(user): Great trip. Loved it, Tom! On Monday in March we flew.", {"Priya", "Tom"})
+    assert not names_something("Priya(user): I flew there. It was nice.")
+    said = {"trip": ("Priya", "Priya(user): Thanks Tom! The trip was long, the flight was long."),
+            "named": ("Priya", "Priya(user): We landed in Osaka at dawn."),
+            "far": ("Tom", "Tom(user): I hear Kyoto is lovely.")}
+    scored = [("trip", 0.9), ("named", 0.8)] + [(f"x{n}", 0.5) for n in range(NAME_ANSWER_POOL - 2)] + [("far", 0.1)]
+    lifted = lift_name_answers(scored, said)
+    assert lifted[0] == ("named", pytest.approx(0.8 + NAME_ANSWER_BOOST)) and lifted[1] == ("trip", 0.9)
+    assert lifted[-1] == ("far", 0.1) and len(lifted) == len(scored)  # beyond the pool: not looked at
+
+
+def test_the_name_term_reads_only_speaker_and_content_beyond_the_loaded_turns():
+    """Beyond the turns already loaded, the name term reads speaker and content alone (a light read); a turn it lifts
+    into the best ``limit`` is then loaded, so that the search can show it."""
+    ids = [f"t{n}" for n in range(60)]
+    places = {i: ("s1", T0 + timedelta(seconds=n)) for n, i in enumerate(ids)}
+    said = {i: ("Priya", f"Priya(user): that was fun, number {n}.") for n, i in enumerate(ids)}
+    said["t45"] = ("Priya", "Priya(user): we stayed in Porto.")
+    episodes = {i: Episode(id=i, group_id="g1", content=c, role=r, valid_at=places[i][1]) for i, (r, c) in said.items()}
+    loaded: list[str] = []
+    light: list[str] = []
+
+    def load(wanted: list[str]) -> dict[str, Episode]:
+        loaded.extend(wanted)
+        return {i: episodes[i] for i in wanted}
+
+    def load_texts(wanted: list[str]) -> dict[str, tuple[str | None, str]]:
+        light.extend(wanted)
+        return {i: said[i] for i in wanted}
+
+    ranked = [(i, 1.0 - 0.002 * n) for n, i in enumerate(ids)]
+    chosen, eps = rank_turns(None, "Which city did Priya visit?", ranked, places, 3, load, load_texts)  # type: ignore[arg-type]
+    assert chosen[0][0] == "t45" and "t45" in eps
+    # the first ANSWER_POOL (fused) are loaded for the answer term; the rest of the name term's pool is read lightly
+    assert set(light) == set(ids[ANSWER_POOL:NAME_ANSWER_POOL])
+    assert set(loaded) - set(ids[:ANSWER_POOL]) == {"t45"}  # and only the lifted turn loaded from there
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_the_store_reads_speaker_and_content_of_episodes_by_id(backend, request, tmp_path):
+    db_url = request.getfixturevalue("pg_db") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+    async with await Memory.open(db_url) as m:
+        await m.add_messages("g1", [Message(content="We stayed in Porto.", role_type="user", role="Priya",
+                                            timestamp=T0)], conversation_id="s1")
+        (ep,) = await m.get_episodes("g1", last_n=5)
+        assert m.store.episode_texts("g1", [ep.id, "missing"]) == {ep.id: ("Priya", ep.content)}
+        assert "Porto" in ep.content and m.store.episode_texts("other", [ep.id]) == {}  # scoped by group
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_search_puts_the_turn_naming_the_city_first(backend, request, tmp_path, monkeypatch):
+    """Asked which city, the turn that names one comes first, though another turn matches the question's words
+    better (without the name term it does not)."""
+    db_url = request.getfixturevalue("pg_db") if backend == "postgres" else f"sqlite:///{tmp_path / 'm.db'}"
+    async with await Memory.open(db_url) as m:
+        chat = {"s0": (T0 - timedelta(days=3), ["I baked bread this morning.", "Nice, what kind?",
+                                                  "Sourdough with seeds.", "Yum, send me a slice.",
+                                                  "Work was busy today.", "Hope it calms down.",
+                                                  "Me too, long week.", "Rest up this weekend."]),
+                "s1": (T0, ["The city trip I had was fun.", "Glad you enjoyed it.",
+                            "The trip took us to Porto, a city by the sea.", "Sounds lovely."])}
+        for conv, (start, texts) in chat.items():
+            for n, text in enumerate(texts):
+                await m.add_messages("g1", [Message(content=text, role_type="user", role=["Priya", "Tom"][n % 2],
+                                                    timestamp=start + timedelta(seconds=n))], conversation_id=conv)
+        question = "Which city did Priya visit on her trip?"
+        found = await m.search(question, "g1", limit=2, include=["episodes"])
+        assert "Porto" in found.episodes[0].episode.content
+        monkeypatch.setattr("loregraph.search.turns.NAME_ANSWER_BOOST", 0.0)
+        without = await m.search(question, "g1", limit=2, include=["episodes"])
+        assert "The city trip" in without.episodes[0].episode.content
+        assert (await m.search(question, "other", limit=2, include=["episodes"])).episodes == []
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])

@@ -401,7 +401,8 @@ class HybridSearch:
                     places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
                 places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
                 chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit,
-                                         lambda ids: self._load_episodes(groups, ids))
+                                         lambda ids: self._load_episodes(groups, ids),
+                                         lambda ids: self._episode_texts(groups, ids))
                 out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
                 out.top_candidates = [i for i, _ in chosen[:EVIDENCE_CONTEXT_RANK]]
             step = max(req.limit, 10)
@@ -545,6 +546,12 @@ class HybridSearch:
         out: dict[str, Episode] = {}
         for g in groups:
             out.update({e.id: e for e in self.store.get_episodes(g, ids)})
+        return out
+
+    def _episode_texts(self, groups: list[str], ids: list[str]) -> dict[str, tuple[str | None, str]]:
+        out: dict[str, tuple[str | None, str]] = {}
+        for g in groups:
+            out.update(self.store.episode_texts(g, ids))
         return out
 
     def _names(self, groups: list[str], facts: list[Fact], known: dict[str, Entity]) -> dict[str, str]:

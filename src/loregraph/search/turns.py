@@ -22,6 +22,9 @@ fused BM25 + vector score:
   did James do on March 16, 2022?") and one of the best ``TIME_ANSWER_POOL`` was said in that window and tells a
   time ("yesterday I went bowling", said on the 17th): what happened on a named day is told relatively, shortly
   after it (``lift_told_in_window``).
+- name: ``NAME_ANSWER_BOOST`` when the question is answered by a name ("Which city...", "Who...", "Where...", "What
+  books...") and one of the best ``NAME_ANSWER_POOL`` names something other than the speakers (a capitalised word
+  inside a sentence, a title in quotes: "The trip took us to Porto"; ``lift_name_answers``).
 
 Weights tuned on LoCoMo conversations 0-4 (paper recall@10 0.745 -> 0.773 -> 0.804 with the answer and
 question terms and the wider time words, @5 0.614 -> 0.667 -> 0.694), confirmed on 5-9 (@10 0.696 -> 0.750 ->
@@ -31,9 +34,10 @@ time-answer and question terms only. ``rank_turns`` runs the whole stage over a 
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 
 from loregraph.graph.types import Episode
@@ -56,6 +60,13 @@ QUESTION_PENALTY = 0.2
 # LoCoMo 0-4: recall@10 0.823 -> 0.828, @5 0.746 -> 0.754 (5-9: 0.790 -> 0.794, 0.716 -> 0.717; id 2 @5 0.662 ->
 # 0.675); 0.1 / 0.2 / 0.4 / 0.6: @10 0.827 / 0.828 / 0.828 / 0.826; over the best 10 / 30: 0.824 / 0.827
 TOLD_IN_WINDOW_BOOST = 0.3
+# LoCoMo 0-4: recall@10 0.8318 -> 0.8329, @5 0.7543 -> 0.7566 (5-9: 0.7982 -> 0.7993, @5 0.7173 -> 0.7249; multi-hop
+# @10 0.420 -> 0.439); 0.1 / 0.2 / 0.4 / 0.6: @10 0.8320 / 0.8330 / 0.8329 / 0.8324, @5 0.7548 / 0.7548 / 0.7576 /
+# 0.7581
+NAME_ANSWER_BOOST = 0.3
+# over the best 60 instead of 20: LoCoMo 0-4 recall@10 0.8329 -> 0.8347 (multi-hop 0.480 -> 0.493), @5 the same; 10 /
+# 30 / 40 / 100: @10 0.8325 / 0.8332 / 0.8342 / 0.8347; with the best 60, + 0.2 / 0.4: @10 0.8330 / 0.8325
+NAME_ANSWER_POOL = 60
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _TELLS_TIME = re.compile(
     r"\b(yesterday|tomorrow|tonight|today|recently|ago|since|"
@@ -72,6 +83,44 @@ _ASKS_WHEN = re.compile(r"^\s*(when|what (year|month|date|day|time))\b|\bhow lon
                         r"\bhow many (days|weeks|months|years)\b", re.I)
 
 
+# "Where...", "Who...", "Which city...", "What books...", "What is the name...": the answer is a name
+_NAME_KINDS = (r"(city|cities|country|countries|state|states|place|places|town|towns|book|books|novel|novels|movie|"
+               r"movies|film|films|show|shows|series|game|games|song|songs|band|bands|team|teams|author|authors|artist|"
+               r"artists|company|companies|name|names)")
+_ASKS_NAME = re.compile(rf"^\s*(where|who|whom|whose|which {_NAME_KINDS}|what {_NAME_KINDS}|what is the name)\b", re.I)
+# a capitalised word inside a sentence (not after its start), or a span in double quotes (a title)
+_INNER_CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]+|\"[^\"]+\"")
+_NOT_NAMES = frozenset(["I", "Hey", "Hi", "Thanks", "Wow", "Yeah", "Yes", "No", "Oh", "Congrats", "Awesome", "Great",
+                        "Nice", *calendar.day_name, *calendar.month_name[1:]])
+_SPEAKER_PREFIX = re.compile(r"^[^\n()]*\([^()\n]*\):\s*")  # spec 000: "{role}({role_type}): {content}"
+
+
+def asks_name(question: str) -> bool:
+    """A question answered by a name: "Where...", "Who...", "Which city...", "What books...", "What is the name..."."""
+    return bool(_ASKS_NAME.search(question))
+
+
+def names_something(text: str, speakers: Collection[str] = ()) -> bool:
+    """A message that names something: a capitalised word inside a sentence that is no speaker's name, weekday or
+    month ("I was in Chicago"), or a title in double quotes."""
+    body = _SPEAKER_PREFIX.sub("", text, count=1)
+    for m in _INNER_CAPITAL.finditer(body):
+        word = m.group(0)
+        if word.startswith('"') or (word not in _NOT_NAMES and word not in speakers):
+            return True
+    return False
+
+
+def lift_name_answers(scored: list[tuple[str, float]], said: Mapping[str, tuple[str | None, str]]
+                      ) -> list[tuple[str, float]]:
+    """``scored`` (best first) with ``NAME_ANSWER_BOOST`` added to each candidate that ``names_something`` other than
+    the speakers, among the first ``NAME_ANSWER_POOL``; for a question that ``asks_name``. ``said``: candidate id ->
+    its speaker and content (the speakers are those of ``said``)."""
+    speakers = {role for role, _ in said.values() if role}
+    return _shift_head(scored, lambda i: i in said and names_something(said[i][1], speakers),
+                       NAME_ANSWER_BOOST, NAME_ANSWER_POOL)
+
+
 def asks_when(question: str) -> bool:
     """A question about the time of something: "When did...", "How long...", "What year...", "Which month...",
     "How many weeks..."."""
@@ -84,11 +133,12 @@ def tells_time(text: str) -> bool:
 
 
 def _shift_head(scored: list[tuple[str, float]], which: Callable[[str], bool],
-                delta: float) -> list[tuple[str, float]]:
-    """``scored`` (best first) with ``delta`` added to those of the first ``TIME_ANSWER_POOL`` whose id is
-    ``which``, sorted again; the rest as it was."""
-    head = [(i, s + delta if which(i) else s) for i, s in scored[:TIME_ANSWER_POOL]]
-    return sorted(head, key=lambda kv: -kv[1]) + scored[TIME_ANSWER_POOL:]
+                delta: float, pool: int | None = None) -> list[tuple[str, float]]:
+    """``scored`` (best first) with ``delta`` added to those of the first ``pool`` (``TIME_ANSWER_POOL``) whose id
+    is ``which``, sorted again; the rest as it was."""
+    pool = TIME_ANSWER_POOL if pool is None else pool
+    head = [(i, s + delta if which(i) else s) for i, s in scored[:pool]]
+    return sorted(head, key=lambda kv: -kv[1]) + scored[pool:]
 
 
 def lift_time_answers(scored: list[tuple[str, float]], texts: Mapping[str, str]) -> list[tuple[str, float]]:
@@ -174,10 +224,14 @@ def answers_of(store: Store, questions: Sequence[Episode], places: Mapping[str, 
 
 def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
                places: Mapping[str, tuple[str | None, datetime]], limit: int,
-               load: Callable[[list[str]], dict[str, Episode]]) -> tuple[list[tuple[str, float]], dict[str, Episode]]:
+               load: Callable[[list[str]], dict[str, Episode]],
+               load_texts: Callable[[list[str]], dict[str, tuple[str | None, str]]] | None = None
+               ) -> tuple[list[tuple[str, float]], dict[str, Episode]]:
     """The episode stage with turn context: ``ranked`` (fused BM25 + vector, best first) rescored (answer,
     context, session, date and time-answer terms), and the loaded episodes of at least the best ``limit``.
-    ``places``: the candidates that passed the filters; ``load``: ids -> episodes of the searched groups."""
+    ``places``: the candidates that passed the filters; ``load``: ids -> episodes of the searched groups;
+    ``load_texts``: ids -> their speaker and content (``Store.episode_texts``), for the name term's wider pool (None:
+    ``load``)."""
     when = asks_when(query)
     eps = {} if when else load([i for i, _ in ranked if i in places][:ANSWER_POOL])
     answers = {} if when else answers_of(store, list(eps.values()), places)
@@ -191,4 +245,13 @@ def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
     chosen = lift_time_answers(chosen, texts) if when else lower_questions(chosen, texts)
     if window is not None and not when:  # what happened on the named day is told in its window, relatively
         chosen = lift_told_in_window(chosen, texts, places, window)
+    if asks_name(query):  # "Which city...": the answer names one
+        said = {i: (e.role, e.content) for i, e in eps.items()}
+        wider = [i for i, _ in chosen[:NAME_ANSWER_POOL] if i not in said]
+        if wider:  # a light read: speaker and content only
+            said.update(load_texts(wider) if load_texts else
+                        {i: (e.role, e.content) for i, e in load(wider).items()})
+        chosen = lift_name_answers(chosen, said)
+        if lifted := [i for i, _ in chosen[:limit] if i not in eps]:  # risen from beyond the loaded ones
+            eps.update(load(lifted))
     return chosen, eps

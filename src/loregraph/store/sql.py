@@ -886,6 +886,12 @@ class SQLStore:
         rows = self._by_ids("episodes", "id, conversation_id, valid_at", group_id, ids, tuple)
         return {r[0]: (r[1], self._required_ts(r[2])) for r in rows}
 
+    def episode_texts(self, group_id: str, ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
+        """Each episode's speaker (``role``) and content, by id: a light read (no other column, no model) for
+        rescoring a search's candidates by their words."""
+        rows = self._by_ids("episodes", "id, role, content", group_id, ids, tuple)
+        return {r[0]: (r[1], r[2]) for r in rows}
+
     def get_entities(self, group_id: str, ids: Sequence[str]) -> list[Entity]:
         return self._by_ids("entities", ENT_COLS, group_id, ids, self._entity, " AND deleted_at IS NULL")
 
