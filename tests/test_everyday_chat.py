@@ -1070,3 +1070,9 @@ def test_someone_pictured_with_the_speaker_is_known_since_before_the_photo(ex: L
     (r,) = [r for r in x.relations if r.type == "KNOWS"]
     assert r.valid_at is None  # the message time: "last week" dates the trip, not knowing her
     assert ("ME", "KNOWS", "Odile") in rels(x)
+
+
+def test_when_we_were_somewhere_is_no_past_life_but_when_we_were_kids_is(ex: LocalExtractor) -> None:
+    x = ex.extract("Yesterday, when we were at the cinema, Samantha loves theater, I asked her out.", ctx())
+    assert ("Samantha", "PREFERS", "theater") in rels(x)
+    assert not any(t == "PREFERS" for _, t, _ in rels(ex.extract("When we were kids we loved camping.", ctx())))

@@ -22,6 +22,7 @@ The word classes live in ``extract/data/word_classes.json``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from loregraph.extract.base import SPEAKER, ExtractedEnding, ExtractedEntity, ExtractedRelation
@@ -92,9 +93,17 @@ def someone_elses(st: Parse, m: Mention) -> bool:
 
 
 def past_life(sentence: str) -> bool:
-    """The sentence speaks of the speaker's past life ("when I was 10", "as a kid", "used to")."""
+    """The sentence speaks of the speaker's past life ("when I was 10", "as a kid", "used to"); "when I was" /
+    "when we were" only with an age after it ("when we were kids", not "when we were at the theater yesterday")."""
     low = " " + " ".join(sentence.lower().split()) + " "
-    return any(f" {mk} " in low for mk in PAST_LIFE_MARKERS)
+    return any(f" {mk} " in low for mk in PAST_LIFE_MARKERS if mk not in _WHEN_I_WAS) or bool(_AT_AN_AGE.search(low))
+
+
+_WHEN_I_WAS = frozenset({"when i was", "when we were"})
+_AT_AN_AGE = re.compile(r"\bwhen (?:i was|we were) (?:(?:a|an|just|still|really|very|so) )?(?:kid|kids|child|children|"
+                        r"little|young|younger|teen|teens|teenager|teenagers|small|baby|babies|toddlers?|students?|"
+                        r"in (?:high |middle |elementary )?school|in college|at (?:uni|university|school)|\d+|"
+                        r"growing|boys?|girls?)\b")
 
 
 _COUNTED_PAST = frozenset({"years ago", "years back"})
