@@ -49,6 +49,7 @@ from loregraph.extract.local.words import (
     WE_WORDS,
     common_word,
     takes_up,
+    word_class,
 )
 
 _OWNED_TYPES = frozenset({PREFERS, USES, WORKS_ON, DECIDED})  # what the speaker likes, uses, makes, chose
@@ -100,10 +101,9 @@ def past_life(sentence: str) -> bool:
 
 
 _WHEN_I_WAS = frozenset({"when i was", "when we were"})
-_AT_AN_AGE = re.compile(r"\bwhen (?:i was|we were) (?:(?:a|an|just|still|really|very|so) )?(?:kid|kids|child|children|"
-                        r"little|young|younger|teen|teens|teenager|teenagers|small|baby|babies|toddlers?|students?|"
-                        r"in (?:high |middle |elementary )?school|in college|at (?:uni|university|school)|\d+|"
-                        r"growing|boys?|girls?)\b")
+_AT_AN_AGE = re.compile(r"\bwhen (?:i was|we were) (?:(?:a|an|just|still|really|very|so) )?(?:\d+|"
+                        + "|".join(re.escape(w) for w in sorted(word_class("past_life_ages"), key=len, reverse=True))
+                        + r")\b")  # "when we were kids", "when I was 10", "when I was in college"
 
 
 _COUNTED_PAST = frozenset({"years ago", "years back"})
