@@ -24,6 +24,7 @@ from loregraph.extract.local.words import (
     FRIEND_ROLES,
     FUTURE_MARKERS,
     HEDGES,
+    INTERJECTIONS,
     MODALS,
     PEOPLE_NOUNS,
     PLAN_VERBS,
@@ -253,17 +254,31 @@ def is_question(sent: Any) -> bool:
 
 def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
     """A sentence that opens with a past or present verb and has no subject ("Switched to X last week")."""
-    first = next((t for t in st.doc[cl.start:cl.end] if t.pos_ not in ("ADV", "INTJ", "PUNCT", "CCONJ")), None)
-    if first is None or first.i != verb.i:
+    first = next((t for t in st.doc[cl.start:cl.end] if t.pos_ not in ("ADV", "INTJ", "PUNCT", "CCONJ")
+                  and not _opening_interjection(st, t)), None)
+    if first is None:
         return False
+    if first.i != verb.i and not (first.lower_ == "been" and first.dep_ == "aux" and first.head.i == verb.i):
+        return False  # ("Been hacking on X all week": the perfect's subject and "have" left unsaid)
     if not first.is_sent_start and st.doc[first.i - 1].text not in (".", "!", ":") and not (
-            st.doc[cl.start].is_sent_start and all(t.pos_ in ("ADV", "INTJ") for t in st.doc[cl.start:first.i])):
-        return False
+            st.doc[cl.start].is_sent_start
+            and all(t.pos_ in ("ADV", "INTJ", "PUNCT") or _opening_interjection(st, t)
+                    for t in st.doc[cl.start:first.i])):
+        return False  # ("ugh, spent all day on X": an interjection and its comma before the verb)
     habitual = verb.tag_ == "VB" and first.i > cl.start and st.doc[first.i - 1].lower_ in _HABIT_ADVERBS
+    subject = any(c.dep_ in ("nsubj", "nsubjpass", "expl") and not _opening_interjection(st, c)
+                  for c in verb.children)  # ("argh, wasted a day on X": the parser may call "argh" the subject)
+    if verb.lower_ == "been" and first.i == verb.i:
+        return not subject  # "Been with X for years"
     if (verb.tag_ not in ("VBD", "VBN", "VBZ", "VBP", "VBG") and not habitual) \
             or verb.lemma_ in ("be", "have", "do", "thank", "love"):  # "Still use X daily": not an order
         return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
-    return not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)
+    return not subject
+
+
+def _opening_interjection(st: Parse, t: Any) -> bool:
+    """ "argh", "ugh", "welp" opening the turn (the tagger may read them as names)."""
+    return t.is_lower and t.lower_ in INTERJECTIONS and (t.is_sent_start or t.i == 0)
 
 
 def _setup_subject(st: Parse, t: Any, first_v: int) -> bool:

@@ -179,7 +179,9 @@ def type_mentions(st: Parse) -> list[Mention]:
             m.rejected = True  # "Learning German has been tough": a language, whatever the name finder says
             continue
         if m.ner in ("NORP", "LANGUAGE") and m.source == "cap" and m.end - m.start == 1 and not m.addressed \
-                and not (first_name(m.name) and doc[m.start].dep_ in ("nsubj", "nsubjpass")):
+                and not (first_name(m.name) and (doc[m.start].dep_ in ("nsubj", "nsubjpass") or (
+                    doc[m.start].dep_ in ("pobj", "dobj") and doc[m.start].tag_ == "NNP"
+                    and m.votes.get(PERSON, 0.0) >= 0.6))):
             continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity (but
             # "Hamish has left us", a given name doing something, is a person whatever the name finder says)
         if m.source == "cap" and m.end - m.start == 1 and not m.addressed and _imperative(doc[m.start]):
@@ -262,10 +264,25 @@ def type_mentions(st: Parse) -> list[Mention]:
             m.type = ENTITY  # a title: a book, a film, a game (not "my thesis is 'X'": a project)
         elif m.kind == "work":
             m.kind = ""
+    _named_after_its_kind(st)
     _pets_listed_together(st)
     _pets_side_by_side(st)
     _names_given_for_pets(st)
     return st.mentions
+
+
+def _named_after_its_kind(st: Parse) -> None:
+    """ "I coach a youth team, the Falcons": a group or organisation described by a common noun phrase and then
+    named in apposition is one entity, the named one (the description is no second entity)."""
+    doc = st.doc
+    for m in st.mentions:
+        named = doc[m.end - 1]
+        if m.source != "cap" or m.type != ORGANIZATION or named.dep_ != "appos" or named.head.i >= m.start:
+            continue
+        k = st.at[named.head.i]
+        if k != -1 and st.mentions[k].source in ("np", "np-strong") and st.mentions[k].type == ORGANIZATION \
+                and not any(ch.isupper() for ch in st.mentions[k].name):
+            st.mentions[k].type = ""
 
 
 def _names_given_for_pets(st: Parse) -> None:
@@ -447,6 +464,10 @@ def _names_only_a_noun(st: Parse, m: Mention) -> bool:
     head = nxt if sibling else tok.head
     if head.dep_ == "npadvmod" and head.lemma_ in _SPANS_OF_TIME:
         return False  # "stopped using Wordfast years ago": the object, with the time after it read as its noun
+    after = doc[nxt.i + 1] if nxt.tag_ == "JJS" and nxt.i + 1 < len(doc) else None
+    if after is not None and (after.lemma_ in _SPANS_OF_TIME or after.lemma_ in _PARTS_OF_DAY
+                              or after.lower_.rstrip("s") in TIME_WORDS["weekdays"]):
+        return False  # "I pair with Ingrid most mornings": the object, then how often
     if nxt.lower_ == "fan" and m.end + 1 < len(doc) and doc[m.end + 1].pos_ == "NOUN" and doc[m.end + 1].is_lower:
         return True  # "a Skyreach fan project", "Moomin fan art": the fans' thing, not one named by the capital
     if tok.dep_ == "amod" and head.i > m.end and head.pos_ == "NOUN" and all(
@@ -593,11 +614,18 @@ def _context_votes(st: Parse, m: Mention) -> None:
             own = any(t.lower_ in WE_WORDS | SPEAKER_WORDS for t in ap.children)  # (not "our favourite game, X")
             m.vote(PROJECT, 1.3 if own else 0.8)
             m.owned = m.owned or own
-        if ap.lower_ in ROLE_NOUNS and not _known_thing(st, m):  # "Jira is my manager now": a tool still
+        if ap.lower_ in ROLE_NOUNS and not _known_thing(st, m) and not _of_choice(ap):
+            # ("Jira is my manager now": a tool still; "my editor of choice": a kind of thing)
             m.vote(PERSON, 1.3)
             m.role = m.role or ap.lower_
         if ap.lower_ in ORG_NOUNS and any(c.dep_ in ("det", "poss") for c in ap.children):
             m.vote(ORGANIZATION, 1.4)  # "X is a startup", not "pets are great company"
+        if (ap.lower_ in TEAM_HEADS or ap.lower_ in GROUP_HEADS) and m.source == "cap" and ap.i < m.start \
+                and any(c.dep_ in ("det", "poss") for c in ap.children):
+            m.vote(ORGANIZATION, 1.2)  # "I coach a youth team, the Falcons": the group just described, by name
+        if ap.lower_ in TOOL_HEADS and m.source == "cap" and ap.i < m.start and ap.dep_ in ("dobj", "pobj") \
+                and any(c.dep_ in ("det", "poss") for c in ap.children):
+            m.vote(TOOL, 1.0)  # "we use a tiny library, Zod, for ...": the name of the tool just described
     # role noun right in front: "my colleague Ingrid", "our designer Maya"
     if prev is not None and prev.lower_ in ROLE_NOUNS and m.source in ("cap", "candidate", "lexicon"):
         poss = [t for t in prev.children if t.dep_ == "poss"] or ([prev2] if prev2 is not None else [])
@@ -854,6 +882,7 @@ _TITLE_MAKING_VERBS = word_class("title_making_verbs")
 _PERSON_OBJECT_VERBS = word_class("person_object_verbs")
 _OWNING_VERBS = word_class("owning_verbs")
 _SPANS_OF_TIME = frozenset({"year", "month", "week", "day", "decade", "hour", "minute", "age"})
+_PARTS_OF_DAY = frozenset({"morning", "afternoon", "evening", "night", "weekend", "weekday", "lunchtime"})
 _SWAP_VERBS = word_class("swap_verbs")
 _ALL_OF_IT = frozenset({"everything", "it", "all", "stuff", "that"})
 _KEPT_IN_VERBS = word_class("kept_in_verbs")
@@ -969,6 +998,8 @@ def _appos_head(st: Parse, m: Mention) -> Any:
             if doc[k].pos_ == "NOUN" and (k + 1 >= len(doc) or doc[k + 1].pos_ != "NOUN"):
                 if k + 1 < len(doc) and doc[k + 1].pos_ == "PROPN" and doc[k + 1].text[:1].isupper():
                     return None  # "X, my manager Bernadette, ...": the role is Bernadette's, not X's
+                if doc[k].dep_ in ("nsubj", "nsubjpass") and doc[k].head.i > k:
+                    return None  # "the backend is Go, the frontend is Vue": the noun opens a clause of its own
                 return doc[k]
             k += 1
     # copula: "X is a ... app"
@@ -1018,9 +1049,15 @@ def _copula_role(st: Parse, m: Mention) -> str:
     for t in verb.children:
         if t.i == head.i or t.dep_ not in ("nsubj", "attr"):
             continue
-        if t.lower_ in ROLE_NOUNS and any(c.dep_ == "poss" for c in t.children):
+        if t.lower_ in ROLE_NOUNS and any(c.dep_ == "poss" for c in t.children) and not _of_choice(t):
             return t.lower_
     return ""
+
+
+def _of_choice(noun: Any) -> bool:
+    """ "my editor of choice", "our database of choice": a kind of thing chosen, not a person's role."""
+    return any(c.dep_ == "prep" and c.lower_ == "of" and any(g.lower_ == "choice" for g in c.children)
+               for c in noun.children)
 
 
 def speaker_self_name(st: Parse, m: Mention) -> bool:

@@ -168,6 +168,9 @@ def find_mentions(st: Parse) -> list[Mention]:
                 continue
             if span.text.lower() in PRONOUNS:
                 continue
+            if len(span) == 1 and span.text.islower() and (span[0].lower_ in INTERJECTIONS or span[0].pos_ == "INTJ"
+                                                          or (span[0].tag_ == "UH")) and _turn_opening(doc, i):
+                continue  # "argh, wasted the day on X": an interjection opening the turn, not a package of that name
             if len(span) == 1 and i > 0 and is_capish(doc[i - 1]) and not doc[i - 1].is_sent_start \
                     and doc[i - 1].pos_ == "PROPN" and lex.get(doc[i - 1].text) is None \
                     and common_word(span.text.lower(), NOUN_ZIPF):

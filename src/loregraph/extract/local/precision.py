@@ -81,6 +81,8 @@ def someone_elses(st: Parse, m: Mention) -> bool:
                 if low in OWN_OWNER_WORDS or (c.dep_ in ("nsubj", "nsubjpass") and any(
                         g.lower_ in OWN_OWNER_WORDS for g in c.conjuncts)):
                     return False  # "he and I are rewriting it": the speaker's too
+                if low == "you" and c.dep_ == "nsubj" and _impersonal_cant(tok):
+                    return False  # "you can't beat Obsidian", "you can't go wrong with X": anyone, the speaker too
                 if low in OTHER_OWNER_WORDS:
                     return True
                 if c.dep_ in ("nsubj", "nsubjpass", "poss"):
@@ -91,6 +93,13 @@ def someone_elses(st: Parse, m: Mention) -> bool:
             return False
         tok = tok.head
     return False
+
+
+def _impersonal_cant(verb: Any) -> bool:
+    """ "you can't beat X", "you can't go wrong with X": a generic "you" under "can't", an idiom of praise."""
+    return verb.lemma_ in ("beat", "top", "go") and any(c.dep_ == "aux" and c.lower_ in ("ca", "can", "cannot")
+                                                        for c in verb.children) \
+        and any(c.dep_ == "neg" or c.lower_ == "cannot" for c in verb.children)
 
 
 def past_life(sentence: str) -> bool:

@@ -613,8 +613,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return WORKS_ON
         return None
     if t == PERSON:
-        if p == "with" and (g in WORK_VERBS | USE_VERBS | COLLAB_VERBS or g in ("be",)):
-            return WORKS_WITH
+        if p in ("with", "alongside") and (g in WORK_VERBS | USE_VERBS | COLLAB_VERBS or g in ("be",)):
+            return WORKS_WITH  # ("I'm coding alongside Anjali")
         if g in KNOW_VERBS and p == "":
             return KNOWS
         if g == "report" and p == "to":
@@ -627,7 +627,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return None  # "joined us from Deliveroo": a former employer
         if any(x.lower_ in ("after", "before", "formerly", "previously", "used") for x in st.doc[cl.start:o.start]):
             return None  # "after four years at X": a former place
-        if p in ("at", "for") and (g in ("work", "intern", "start", "join", "consult")
+        if p in ("at", "for") and (g in ("work", "intern", "start", "join", "consult", "play", "volunteer", "coach")
                                    or (g == "be" and p == "for") or _role_attr(st, cl)):
             return PART_OF  # "I work at X", "I'm a nurse at X" (being at a place is no membership)
         if p == "at" and g in ("teach", "study", "nurse", "volunteer", "research", "lecture", "train", "cook",
@@ -641,25 +641,41 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return PART_OF
         if p == "" and g in ("found", "co-found", "cofound"):
             return PART_OF  # "I co-founded Lumen"
-        if p == "" and g in ("lead", "run", "manage", "head", "chair") and is_team(o.name):
+        if p == "" and g in ("lead", "run", "manage", "head", "chair") and (
+                is_team(o.name) or _kind_word(st, o) in TEAM_HEADS):
             return PART_OF
-        if p == "" and g in GROUP_RUNNING_VERBS and o.name.lower().rsplit(" ", 1)[-1] in GROUP_HEADS:
+        if p == "" and g in GROUP_RUNNING_VERBS and _kind_word(st, o) in GROUP_HEADS:
             return PART_OF  # "I'm co-hosting the Elm Street Book Club", "she organises the Larkhill Choir"
         if g == "be" and p == "of" and _membership_word(st, o):
             return PART_OF  # "I'm a member of X", "she's part of X"
         if g == "be" and p == "on" and not _one_off(cl):
             return PART_OF  # "I'm on the board", "on the cardiac ICU"
-        if g == "be" and p == "in" and (o.name.lower().rsplit(" ", 1)[-1] in GROUP_HEADS
+        if g == "be" and p == "in" and (_kind_word(st, o) in GROUP_HEADS
                                         or _membership_word(st, o) or _role_attr(st, cl)):
             return PART_OF  # "I'm on the payments team", "I'm in the choir"
         if g == "be" and p == "with" and not o.place:
             return PART_OF  # "I'm with Lumen now"
+        if p in ("in", "for") and g in _GROUP_PASTIME_VERBS and _kind_word(st, o) in GROUP_HEADS | TEAM_HEADS:
+            return PART_OF  # "I sing in a community choir, the Harmonics", "she plays in the Ashdown Ramblers band"
         if p == "on" and g in ("work",) and o.name.lower().endswith(tuple(TEAM_HEADS)):
             return PART_OF
         if g in USE_VERBS and p in ("", "on", "with") and g not in WORK_VERBS:
             return USES
         return None
     return None
+
+
+_GROUP_PASTIME_VERBS = frozenset({"sing", "play", "dance", "perform", "row", "race", "act", "drum", "compete",
+                                  "swim", "run", "volunteer", "serve", "paddle", "skate"})
+
+
+def _kind_word(st: Parse, o: Mention) -> str:
+    """The noun that says what kind of group ``o`` is: its last word ("the Elm Street Book Club" → club), or the
+    noun it renames ("a youth team, the Falcons" → team)."""
+    named = st.doc[o.end - 1]
+    if named.dep_ == "appos" and named.head.i < o.start and named.head.pos_ == "NOUN":
+        return named.head.lower_
+    return o.name.lower().rsplit(" ", 1)[-1]
 
 
 _INTO_INTENSIFIERS = frozenset({"really", "so", "totally", "big", "super", "pretty", "very", "quite", "seriously",

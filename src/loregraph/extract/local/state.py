@@ -128,9 +128,15 @@ def _co_verb(rest: str) -> str:
     return rest
 
 
+_LEMMA_SLIPS = {"coding": "code", "coded": "code", "installed": "install", "installing": "install"}  # the
+# lemmatizer's "cod", "instal"
+
+
 def lemma(tok: Any) -> str:
     lem = tok.lemma_.lower()
     low = tok.lower_
+    if low in _LEMMA_SLIPS:
+        return _LEMMA_SLIPS[low]
     if low in {"'m", "'re", "'s", "am", "are", "is", "was", "were", "be", "been", "being"}:
         return "be"
     if low in {"left", "leaving"}:
@@ -280,6 +286,10 @@ def clause_mentions(st: Parse, cl: Clause) -> list[Mention]:
 def prep_before(st: Parse, m: Mention, cl: Clause) -> str:
     """The preposition that governs the mention's noun phrase ("" for a direct object)."""
     doc = st.doc
+    named = doc[m.end - 1]
+    if named.dep_ == "appos" and named.head.i < m.start and named.head.pos_ == "NOUN":
+        owner = named.head  # "I play for a local club, the Ravens": the name renames the object of "for"
+        return owner.head.lower_ if owner.dep_ == "pobj" and owner.head.dep_ == "prep" else ""
     k = m.start - 1
     while k >= cl.start:
         t = doc[k]

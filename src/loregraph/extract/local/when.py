@@ -33,6 +33,7 @@ _PHRASE = re.compile(
     rf"|(?P<shift>(?:{_SHIFT})\s+(?:{_UNITS}|{_DAYS}|{_MONTHS})s?)"
     rf"|(?P<on>on\s+(?:{_DAYS}))"
     rf"|(?P<month>(?:{_MONTH_PREPS})\s+(?:{_MONTHS})(?:\s+\d{{4}})?)"
+    rf"|(?P<year>(?:{_MONTH_PREPS}|since|from)\s+(?:19[5-9]\d|20[0-4]\d)(?![\d%]|\s*(?:'s|’s)))"
     rf")\b(?!\s*(?:'s|’s))",
     re.I)
 _NOT_BEFORE = re.compile(r"(?:n't|n’t|\bnot|\bnever)\s+(?:\w+\s+){0,3}$", re.I)
@@ -58,6 +59,7 @@ def _rewrite(phrase: str) -> str:
 
 
 _MONTH_ONLY = re.compile(rf"^(?:{_MONTHS})(?:\s+\d{{4}})?$", re.I)
+_YEAR_ONLY = re.compile(r"^(?:\D+\s)?(\d{4})$")
 
 
 @lru_cache(maxsize=4096)
@@ -79,6 +81,9 @@ def resolve_phrase(phrase: str, reference: datetime, future: bool = False) -> da
     """The date ``phrase`` names, read against ``reference`` (past dates preferred unless ``future``)."""
     ref = reference.astimezone(UTC).replace(tzinfo=None) if reference.tzinfo else reference
     text = _rewrite(phrase)
+    year = _YEAR_ONLY.match(text)
+    if year:
+        return datetime(int(year.group(1)), 1, 1, tzinfo=UTC)  # "since 2019": from the year's first day
     if text.startswith("on "):
         text = text[3:]
     for prep in sorted(_W["month_prepositions"], key=len, reverse=True):

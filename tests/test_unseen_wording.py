@@ -1,0 +1,116 @@
+"""Wordings of everyday work chat that the offline extractor used to miss (issue 12, text written by others):
+subjects left unsaid, years as dates, given names the name finder calls places or nationalities, a thing
+described and then named, pseudo-clefts, "X of choice", tools set up or paid for, praise idioms and systems
+that can't run without a tool. Real spaCy model and local embedder; every sentence was written for these
+tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from loregraph.extract.base import SPEAKER, Extraction, ExtractionContext
+from loregraph.extract.local import LocalExtractor
+
+NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)
+
+
+def ctx() -> ExtractionContext:
+    return ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user")
+
+
+def rels(x: Extraction) -> set[tuple[str, str, str]]:
+    name = {e.ref: e.name for e in x.entities}
+    name[SPEAKER] = "ME"
+    return {(name[r.source], r.type, name[r.target]) for r in x.relations}
+
+
+def rels_any_case(x: Extraction) -> set[tuple[str, str, str]]:
+    return {(s.casefold(), t, o.casefold()) for s, t, o in rels(x)}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("argh, wasted the whole morning fighting with Gradle", ("ME", "USES", "Gradle")),
+    ("been tinkering on a small side project called Mudlark lately", ("ME", "WORKS_ON", "Mudlark")),
+    ("Been with Harlow Transit for nine years.", ("ME", "PART_OF", "Harlow Transit")),
+    ("Honestly, been at Brackwater since the spring, loving it.", ("ME", "PART_OF", "Brackwater")),
+])
+def test_a_subject_left_unsaid_after_an_interjection_or_been_is_the_speaker(
+        ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "year"), [
+    ("I've worked at Ferrowind since 2017.", 2017),
+    ("In 2021 we moved the wiki to Confluence.", 2021),
+])
+def test_a_year_after_since_or_in_dates_the_fact(ex: LocalExtractor, text: str, year: int) -> None:
+    got = ex.extract(text, ctx()).relations
+    assert got and all(r.valid_at == datetime(year, 1, 1, tzinfo=UTC) for r in got)
+
+
+def test_numbers_that_are_no_years_date_nothing(ex: LocalExtractor) -> None:
+    got = ex.extract("We moved 1500 invoices into Outline.", ctx()).relations
+    assert all(r.valid_at is None for r in got)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I pair with Runa most mornings.", ("ME", "WORKS_WITH", "Runa")),
+    ("I'm coding alongside Anjali on the Lowtide port.", ("ME", "WORKS_WITH", "Anjali")),
+])
+def test_a_given_name_after_a_preposition_is_a_person(ex: LocalExtractor, text: str,
+                                                      expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected", "not_expected"), [
+    ("I row for a small club, the Otters.", ("ME", "PART_OF", "Otters"), None),
+    ("I manage a youth squad, the Kestrels.", ("ME", "PART_OF", "Kestrels"), ("ME", "PART_OF", "youth squad")),
+    ("I sing in a gospel choir, the Brightwaters.", ("ME", "PART_OF", "Brightwaters"), None),
+    ("We validate forms with a small library, Valibot.", ("ME", "USES", "Valibot"), None),
+])
+def test_a_thing_described_then_named_is_the_named_one(ex: LocalExtractor, text: str, expected: tuple[str, str, str],
+                                                     not_expected: tuple[str, str, str] | None) -> None:
+    got = rels_any_case(ex.extract(text, ctx()))  # (a package's listed spelling may be lower-case)
+    assert (expected[0].casefold(), expected[1], expected[2].casefold()) in got
+    assert not_expected is None or (not_expected[0].casefold(), not_expected[1], not_expected[2].casefold()) not in got
+
+
+def test_a_noun_opening_a_second_clause_is_no_apposition(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("The API is Rust, the dashboard is React.", ctx()))
+    assert {("ME", "USES", "Rust"), ("ME", "USES", "React")} <= got
+    assert ("Rust", "USES", "React") not in got
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Doppler is what we use for secrets.", ("ME", "USES", "Doppler")),
+    ("What I write my notes in is Logseq.", ("ME", "USES", "Logseq")),
+    ("My terminal of choice is Kitty.", ("ME", "PREFERS", "Kitty")),
+    ("We've got Prometheus set up for alerts.", ("ME", "USES", "Prometheus")),
+    ("I have Podman installed on the work laptop.", ("ME", "USES", "Podman")),
+    ("We pay for Linear and Loom.", ("ME", "USES", "Loom")),
+    ("I subscribe to Feedly.", ("ME", "USES", "Feedly")),
+    ("Pipedream takes care of all the boring syncing.", ("ME", "USES", "Pipedream")),
+    ("Nothing tops Alacritty.", ("ME", "PREFERS", "Alacritty")),
+    ("You can't beat Postgres for this.", ("ME", "PREFERS", "PostgreSQL")),
+    ("Mariner can't even boot without Consul.", ("Mariner", "DEPENDS_ON", "Consul")),
+])
+def test_tool_idioms(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_a_kind_of_choice_is_no_role(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("My editor of choice is Zed.", ctx()))
+    assert ("ME", "PREFERS", "Zed") in got
+    assert ("ME", "WORKS_WITH", "Zed") not in got
+
+
+@pytest.mark.parametrize("text", [
+    "Nobody beats Camille at chess.",
+    "Tobias takes care of the kids on Fridays.",
+    "Do you pay for Spotify?",
+])
+def test_idioms_with_a_person_or_a_question_state_no_tool_fact(ex: LocalExtractor, text: str) -> None:
+    got = rels(ex.extract(text, ctx()))
+    assert not any(t in ("USES", "PREFERS") for _, t, _ in got)
