@@ -114,3 +114,43 @@ def test_a_kind_of_choice_is_no_role(ex: LocalExtractor) -> None:
 def test_idioms_with_a_person_or_a_question_state_no_tool_fact(ex: LocalExtractor, text: str) -> None:
     got = rels(ex.extract(text, ctx()))
     assert not any(t in ("USES", "PREFERS") for _, t, _ in got)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Atlas Two is where most of my week goes.", ("ME", "WORKS_ON", "Atlas Two")),
+    ("I got handed the Pelham review on Monday.", ("ME", "WORKS_ON", "Pelham review")),
+    ("We were given the Corvid rollout.", ("ME", "WORKS_ON", "Corvid rollout")),
+    ("Juniper is my baby.", ("ME", "WORKS_ON", "Juniper")),
+    ("Yesterday I shipped the second version of Quokka.", ("ME", "WORKS_ON", "Quokka")),
+    ("I've been dragged into the Heron launch.", ("ME", "WORKS_ON", "Heron launch")),
+])
+def test_work_given_claimed_or_released(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["The green kayak is mine.", "My cat is my baby.", "I was given a new laptop."])
+def test_things_owned_or_given_are_no_work(ex: LocalExtractor, text: str) -> None:
+    assert not any(t == "WORKS_ON" for _, t, _ in rels(ex.extract(text, ctx())))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Eliza still uses Excel for the rota.", ("Eliza", "USES", "Excel")),
+    ("Bertil left Granfeld for Oxbow.", ("Bertil", "PART_OF", "Oxbow")),
+    ("I left Sandwell Labs for a tiny agency called Pinemark.", ("ME", "PART_OF", "Pinemark")),
+])
+def test_people_said_with_an_adverb_a_relative_clause_or_a_move(ex: LocalExtractor, text: str,
+                                                                expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["We brought on a new designer, Ilse.",
+                                  "Rosa, who runs our front desk, swears by Trello."])
+def test_a_name_after_a_role_or_before_who_is_no_one_addressed(ex: LocalExtractor, text: str) -> None:
+    assert not any(r.trace == "rules: addressed by name" for r in ex.extract(text, ctx()).relations)
+
+
+def test_what_one_leaves_for_is_not_ended_and_a_city_is_no_employer(ex: LocalExtractor) -> None:
+    got = ex.extract("I left Sandwell Labs for a tiny agency called Pinemark.", ctx())
+    name = {e.ref: e.name for e in got.entities}
+    assert {name[e.target] for e in got.endings if e.target} == {"Sandwell Labs"}
+    assert not any(t == "PART_OF" for _, t, _ in rels(ex.extract("Bertil left Google for Lisbon.", ctx())))

@@ -270,7 +270,7 @@ def _entity(st: Parse, i: int) -> Any:
     """The speaker, a mention, or a person a pronoun stands for, at token ``i``; None if none."""
     tok = st.doc[i]
     low = tok.lower_
-    if low in ("i", "we", "me", "us"):
+    if low in ("i", "we", "me", "us") or (low in ("my", "our", "mine", "ours") and tok.dep_ in ("poss", "attr")):
         return SPEAKER if st.speaker_ok else None
     if low in ("his", "her") and tok.dep_ == "poss":
         # "Wen took his spot": the owner is someone said before, not the verb's own subject

@@ -157,7 +157,8 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue  # "Nature has a way ...", "Writing and ...": a frequent word, capitalised by its position
         if m.source == "cap" and m.end + 1 < len(doc) and doc[m.end].text == "," and doc[m.start].is_sent_start \
                 and m.end - m.start <= 2 and doc[m.start].tag_ in ("NNP", "NNPS") and m.ner not in PLACE_LABELS \
-                and doc[m.end + 1].lower_ in {"i", "we", "you"} | CLAUSE_MARKERS | GREETING_WORDS | _OPENERS \
+                and doc[m.end + 1].lower_ in ({"i", "we", "you"} | CLAUSE_MARKERS | GREETING_WORDS | _OPENERS) - {
+                    "who", "whose", "whom", "which"} \
                 and not m.votes.get(TOOL) and not m.votes.get(PROJECT):
             m.addressed = True  # "Maria, since we talked ...": the listener, named
             m.vote(PERSON, 1.0)
@@ -202,7 +203,7 @@ def type_mentions(st: Parse) -> list[Mention]:
                 and (doc[m.start].tag_ == "NNP" or (doc[m.start].tag_ in ("NN", "NNS") and not common_word(
                     doc[m.start].lower_, NOUN_ZIPF))) \
                 and doc[m.start].text.istitle() and first_name(doc[m.start].text) \
-                and doc[m.start].whitespace_ and m.end < len(doc) and doc[m.end].tag_ in _FINITE_AFTER_SUBJECT:
+                and doc[m.start].whitespace_ and _finite_after(doc, m.end):
             m.vote(PERSON, 0.6)  # "Marta uses Notion": a given name as a subject, which the name finder missed
             # (not "Gonna" split as "Gon"+"na", not "Chase your dreams", not "Precious and Pixie are ...";
             # a rare name the tagger reads as a noun, "Ines is ...", still counts; "Summer is here" does not)
@@ -214,6 +215,9 @@ def type_mentions(st: Parse) -> list[Mention]:
                 m.vote(PERSON, max(0.0, m.votes.get(TOOL, 0.0) - m.votes.get(PERSON, 0.0)) + 0.3)
         elif m.ner == "ORG" and m.source == "cap":
             m.vote(ORGANIZATION, 0.3)
+        if m.source == "cap" and m.ner not in PLACE_LABELS and m.votes.get(TOOL, 0.0) < 0.8 \
+                and _left_a_company_for(st, m):
+            m.vote(ORGANIZATION, 0.6)  # "Jun left Haldane for Tiller": a company left for a company (not a city)
         t = best_type(m.votes)
         if t is None:
             continue
@@ -283,6 +287,23 @@ def _named_after_its_kind(st: Parse) -> None:
         if k != -1 and st.mentions[k].source in ("np", "np-strong") and st.mentions[k].type == ORGANIZATION \
                 and not any(ch.isupper() for ch in st.mentions[k].name):
             st.mentions[k].type = ""
+
+
+def _left_a_company_for(st: Parse, m: Mention) -> bool:
+    """``m`` is what an organisation was left for: "left Haldane for Tiller"."""
+    doc = st.doc
+    if m.start < 3 or doc[m.start - 1].lower_ != "for" or st.at[m.start - 2] == -1:
+        return False
+    left = st.mentions[st.at[m.start - 2]]
+    return best_type(left.votes) == ORGANIZATION and left.votes.get(ORGANIZATION, 0.0) >= 0.6 \
+        and lemma(doc[m.start - 1].head) in LEAVE_VERBS
+
+
+def _finite_after(doc: Any, k: int) -> bool:
+    """A finite verb at ``k``, or after one or two adverbs there ("Marta still uses X", "Ines also runs Y")."""
+    while k < len(doc) and doc[k].pos_ == "ADV" and doc[k].dep_ == "advmod" and doc[k].is_lower:
+        k += 1
+    return k < len(doc) and doc[k].tag_ in _FINITE_AFTER_SUBJECT
 
 
 def _names_given_for_pets(st: Parse) -> None:

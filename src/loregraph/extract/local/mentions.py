@@ -221,8 +221,7 @@ def find_mentions(st: Parse) -> list[Mention]:
         sent_start = tok.is_sent_start or (i > 0 and doc[i - 1].is_punct and doc[i - 1].text in ":!?.")
         if sent_start and j - i == 1 and tok.pos_ not in ("PROPN",) and tok.tag_ not in ("NNP", "NNPS") \
                 and not camel(tok.text) \
-                and not (tok.dep_ in ("nsubj", "nsubjpass") and not tok.is_stop and j < n
-                         and doc[j].pos_ in ("VERB", "AUX")) \
+                and not (tok.dep_ in ("nsubj", "nsubjpass") and not tok.is_stop and _verb_after(doc, j)) \
                 and not (j + 1 < n and doc[j].lower_ == "and" and doc[j + 1].lower_ in ("i", "me")) \
                 and not (j + 1 < n and doc[j].text == "," and doc[j + 1].lower_ in ("my", "our")) \
                 and not (j + 1 < n and doc[j].lower_ == "from" and doc[j + 1].pos_ in ("DET", "PROPN", "NOUN")):
@@ -436,6 +435,14 @@ def _quoted_titles(doc: Any) -> list[Mention]:
     return out
 
 
+def _verb_after(doc: Any, k: int) -> bool:
+    """A verb at ``k``, or after one or two lower-case adverbs there ("Eliza still uses X")."""
+    for _ in range(2):
+        if k < len(doc) and doc[k].pos_ == "ADV" and doc[k].dep_ == "advmod" and doc[k].is_lower:
+            k += 1
+    return k < len(doc) and doc[k].pos_ in ("VERB", "AUX")
+
+
 def _turn_opening(doc: Any, i: int) -> bool:
     """Token ``i`` opens its sentence, or follows only greetings, interjections and commas there."""
     k = i - 1
@@ -465,7 +472,8 @@ def addressed_name(st: Parse, i: int, j: int) -> bool:
     sent = doc[i].sent
     talking_to = any(t.lower_ in ("you", "your", "thanks", "thank", "congrats") for t in sent)
     appositive = any(t.lower_ in ("his", "her", "their", "its", "own", "called", "named", "my", "our")
-                     for t in doc[max(0, i - 5):i])
+                     for t in doc[max(0, i - 5):i]) \
+        or (i >= 2 and doc[i - 2].lower_ in ROLE_NOUNS | PEOPLE_NOUNS)  # "we hired a new designer, Noor."
     return final and i >= 2 and doc[i - 1].text == "," and st.at[i - 2] == -1 and (j - i == 1 or talking_to) \
         and not appositive and doc[i - 2].lower_ not in ("and", "or") and not doc[i - 2].is_punct \
         and not is_capish(doc[i - 2])

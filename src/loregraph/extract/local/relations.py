@@ -268,6 +268,12 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                     if rtype == WORKS_WITH and o.type == PERSON and past:
                         st.out.add(s, KNOWS, o, cl, 0.7, trace="rules: a former colleague is known")
             continue
+        if g in LEAVE_VERBS and o.type == ORGANIZATION and _left_for(st, o, cl):
+            for s in srcs:  # "Jun left Haldane for a startup called Tiller": the one gone to
+                if s is SPEAKER or s.type == PERSON:
+                    st.out.add(s, PART_OF, o, cl, conf, trace=_why("left for", g, "for"))
+                    st.out.events.append(MovedOrg(s, o))
+            continue
         if g in LEAVE_VERBS and o.type in (ORGANIZATION, PROJECT):
             for s in srcs:
                 st.out.end(s, PART_OF if o.type == ORGANIZATION else WORKS_ON, o)
@@ -596,8 +602,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return USES  # "sketching in Procreate", "we visualise it with Looker"
         return None
     if t == PROJECT:
-        if g in SWITCH_VERBS | _REASSIGN_VERBS and p in ("to", "onto"):
-            return WORKS_ON  # "moved to Atlas", "Dev's been pulled onto the Kestrel migration"
+        if (g in SWITCH_VERBS | _REASSIGN_VERBS and p in ("to", "onto")) or (g in _REASSIGN_VERBS and p == "into"):
+            return WORKS_ON  # "moved to Atlas", "Dev's been pulled onto the Kestrel migration", "pulled into X"
         if g in WORK_VERBS or (g == "be" and p in ("on", "in")):
             if g in ("help",) and p not in ("with", "on"):
                 return None
@@ -667,6 +673,12 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
 
 _GROUP_PASTIME_VERBS = frozenset({"sing", "play", "dance", "perform", "row", "race", "act", "drum", "compete",
                                   "swim", "run", "volunteer", "serve", "paddle", "skate"})
+
+
+def _left_for(st: Parse, o: Mention, cl: Clause) -> bool:
+    """``o`` comes after the "for" of a leaving verb: what one left for, not what one left."""
+    v = clause_gov_verb(st, o, cl)
+    return v is not None and any(c.dep_ == "prep" and c.lower_ == "for" and c.i < o.start for c in v.children)
 
 
 def _kind_word(st: Parse, o: Mention) -> str:
