@@ -154,3 +154,29 @@ def test_what_one_leaves_for_is_not_ended_and_a_city_is_no_employer(ex: LocalExt
     name = {e.ref: e.name for e in got.entities}
     assert {name[e.target] for e in got.endings if e.target} == {"Sandwell Labs"}
     assert not any(t == "PART_OF" for _, t, _ in rels(ex.extract("Bertil left Google for Lisbon.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Stage manager is Ottilie Varga, she's a legend.", ("ME", "WORKS_WITH", "Ottilie Varga")),
+    ("our sound op is Kasia Nowak.", ("ME", "WORKS_WITH", "Kasia Nowak")),
+    ("Aoife is covering the clinic audit with me.", ("ME", "WORKS_WITH", "Aoife")),
+    ("I'm rolling the new rota out with Beatrix.", ("ME", "WORKS_WITH", "Beatrix")),
+    ("Billing is Chargebee.", ("ME", "USES", "Chargebee")),
+    ("we're 100% Linear now.", ("ME", "USES", "Linear")),
+    ("Started learning Elixir last month.", ("ME", "USES", "Elixir")),
+    ("Picked up a membership at the Ravenscourt Climbing Wall.", ("ME", "PART_OF", "Ravenscourt Climbing Wall")),
+    ("We're in pre-production on Gullwing, a puzzle game.", ("ME", "WORKS_ON", "Gullwing")),
+])
+def test_roles_partners_slots_and_stages_of_work(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "not_expected"), [
+    ("decided on Astro instead of Gatsby in the end", ("ME", "DECIDED", "Gatsby")),
+    ("The director is Greta Gerwig.", ("ME", "WORKS_WITH", "Greta Gerwig")),
+    ("Lunch is Chipotle again.", ("ME", "USES", "Chipotle")),
+    ("Tove's running shoes are new.", ("Tove", "USES", "running shoes")),
+])
+def test_what_was_not_chosen_and_roles_of_strangers_state_nothing(ex: LocalExtractor, text: str,
+                                                                  not_expected: tuple[str, str, str]) -> None:
+    assert not_expected not in rels(ex.extract(text, ctx()))

@@ -50,6 +50,7 @@ from loregraph.extract.local.words import (
     SETUP_VERBS,
     SPEAKER_WORDS,
     SWITCH_VERBS,
+    TASTE_KINDS,
     TEAM_HEADS,
     TIME_WORDS,
     TOOL_HEADS,
@@ -297,6 +298,30 @@ def _left_a_company_for(st: Parse, m: Mention) -> bool:
     left = st.mentions[st.at[m.start - 2]]
     return best_type(left.votes) == ORGANIZATION and left.votes.get(ORGANIZATION, 0.0) >= 0.6 \
         and lemma(doc[m.start - 1].head) in LEAVE_VERBS
+
+
+def _fills_a_bare_slot(st: Parse, m: Mention) -> bool:
+    """``m`` follows "is"/"are" after a bare lower-case noun subject, in chat shorthand for a part of the speaker's
+    setup: "case management is Clio", "invoicing is Xero" (no determiner or owner: "the director is X", "my
+    favourite is X", "lunch is a sandwich" are not; nor a role or a person noun, "manager is Dana")."""
+    doc = st.doc
+    head = doc[m.end - 1]
+    verb = head.head
+    if head.dep_ not in ("attr", "acomp") or verb.lemma_ != "be" or verb.i > m.start:
+        return False
+    subj = next((c for c in verb.children if c.dep_ == "nsubj" and c.i < verb.i), None)
+    return subj is not None and subj.pos_ in ("NOUN", "PROPN") and (subj.is_lower or (
+        subj.is_sent_start and subj.text[1:].islower()
+        and (st.at[subj.i] == -1 or st.mentions[st.at[subj.i]].weak))) \
+        and not any(c.dep_ in ("det", "poss", "nummod", "predet") for c in subj.children) \
+        and subj.lower_ not in ROLE_NOUNS | PEOPLE_NOUNS and subj.lemma_ not in TASTE_KINDS \
+        and subj.lemma_ not in _MEALS_AND_TIMES and subj.lemma_ not in _WORK_SLOTS and subj.lower_ not in PROJECT_HEADS
+
+
+_WORK_SLOTS = frozenset({"project", "focus", "priority", "assignment", "gig", "thesis", "build", "job", "task",
+                         "client", "contract", "work", "dissertation", "case"})  # "current project is X": work
+_MEALS_AND_TIMES = frozenset({"breakfast", "lunch", "dinner", "brunch", "dessert", "tonight", "today", "weather",
+                              "name", "birthday", "deadline", "launch", "plan", "goal", "answer", "problem", "issue"})
 
 
 def _finite_after(doc: Any, k: int) -> bool:
@@ -690,6 +715,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
             and m.source in ("cap", "candidate"):
         m.vote(PROJECT, 1.5)
         m.owned = True
+    if m.source in ("cap", "lexicon") and _fills_a_bare_slot(st, m):
+        m.vote(TOOL, 1.2)  # "case management is Clio", "crash reporting is Sentry": a part of the work, done in X
     # copula role: "my designer is Maya", "Maya is my designer"
     role = _copula_role(st, m)
     if role and not _known_thing(st, m):  # "VS Code is my main editor": a tool in a role's slot
@@ -1072,7 +1099,25 @@ def _copula_role(st: Parse, m: Mention) -> str:
             continue
         if t.lower_ in ROLE_NOUNS and any(c.dep_ == "poss" for c in t.children) and not _of_choice(t):
             return t.lower_
+        if t.lower_ in ROLE_NOUNS and t.dep_ == "nsubj" and t.left_edge.is_sent_start and t.i < head.i \
+                and not any(c.dep_ in ("det", "poss") for c in t.children):
+            return t.lower_  # "Director is Marguerite Lennox.": chat leaves the "my" unsaid
+        if _unlisted_role(st, m, t):
+            return t.lower_  # "our ASM is Felix Tran", "my PI is Grace Okafor": a role the lists don't know
     return ""
+
+
+def _unlisted_role(st: Parse, m: Mention, noun: Any) -> bool:
+    """``noun`` is a role of the speaker's side ("our ASM", "my second reader") held by ``m``, a person by a given
+    name: any noun but a thing's slot or a taste ("my favourite is Ana" is no role)."""
+    return m.source == "cap" and first_name(m.name.split()[0]) and noun.pos_ in ("NOUN", "PROPN") \
+        and any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in noun.children) \
+        and noun.lower_ not in TOOL_HEADS and noun.lemma_ not in _NOT_ROLES \
+        and not any(c.lower_ in ("favourite", "favorite", "fave") for c in noun.children) and not _of_choice(noun)
+
+
+_NOT_ROLES = frozenset({"name", "favourite", "favorite", "fave", "pick", "choice", "pet", "dog", "cat", "horse",
+                        "baby", "hero", "idol", "inspiration", "crush", "type", "password", "guess", "answer"})
 
 
 def _of_choice(noun: Any) -> bool:

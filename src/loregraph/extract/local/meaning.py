@@ -465,6 +465,7 @@ def _one_off_visit(cl: Clause) -> bool:
 
 
 _FAVOURITE = frozenset({"favourite", "favorite", "fave"})
+_WHOLLY = frozenset({"100", "%", "all", "entirely", "fully", "completely", "totally"})
 _COPULA_PHRASES = frozenset({"be", "be all", "be now", "be still", "be just", "be entirely", "be mostly", "be pure",
                              "be 100", "be basically", "be all in"})
 
@@ -477,7 +478,9 @@ def _copula_tool(st: Parse, cl: Clause, s: Any, start: int, o: Mention, generic:
     if any(t.lemma_.lower() in TASTE_KINDS or any(c.lower_ in _FAVOURITE for c in t.children) for t in nouns):
         return False  # "my favourite dish is X", "my favorite thing is X": a taste, not a thing in use
     noun_subject = s is SPEAKER and bool(nouns)
-    if not (generic or noun_subject or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
+    wholly = s is SPEAKER and any(t.lower_ in _WHOLLY for t in st.doc[cl.verbs[0].i + 1:o.start]) and any(
+        t.lower_ == "we" and t.dep_ == "nsubj" for t in st.doc[cl.start:cl.verbs[0].i])  # "we're 100% X now"
+    if not (generic or noun_subject or wholly or (s is not SPEAKER and s.type in (PROJECT, ORGANIZATION))):
         return False  # "our booking site is X": the speaker's thing (noun_subject) uses X
     if s is not SPEAKER and s.end < len(st.doc) and st.doc[s.end].text in ("'s", "’s") \
             and cl.start <= cl.verbs[0].i < o.start:
@@ -580,12 +583,18 @@ def _it_subject(st: Parse, cl: Clause) -> list[Any]:
     return []
 
 
+def _plain_opener(st: Parse, t: Any) -> bool:
+    """A common noun capitalised only because it opens the sentence, left untyped ("Billing is X")."""
+    m = st.mentions[st.at[t.i]]
+    return m.weak and not m.type and m.end - m.start == 1 and t.pos_ == "NOUN"
+
+
 def _generic_subject(st: Parse, cl: Clause) -> Any:
     """The owner of a clause whose subject is a plain noun: "the invoices go through X" → the speaker;
     "Acme's stack is X" → Acme; "his team runs X" → him. None for people nouns ("the kids use X")."""
     first_verb = cl.verbs[0].i if cl.verbs else cl.end
     for t in st.doc[cl.start:min(first_verb, cl.end)]:
-        if t.dep_ not in ("nsubj", "nsubjpass") or st.at[t.i] != -1:
+        if t.dep_ not in ("nsubj", "nsubjpass") or (st.at[t.i] != -1 and not _plain_opener(st, t)):
             continue
         if t.pos_ not in ("NOUN",) and t.lower_ not in ("most", "all", "everything"):
             return None

@@ -367,6 +367,15 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 for s in subj:
                     if s is SPEAKER or s.type == PERSON:
                         st.out.add(s, rt, it_obj, cl, hedge or 0.8, trace="rules: took it over")
+    # "Aoife is covering PenCheck with me", "Ravi's running design on Saltmarsh with me": the speaker works with X
+    if st.speaker_ok and verbs and not cl.negated and not cl.ended:
+        for v in verbs:
+            with_me = any(c.dep_ == "prep" and c.lower_ in ("with", "alongside") and any(
+                g.dep_ == "pobj" and g.lower_ in ("me", "us") for g in c.children) for c in v.children)
+            if with_me and lemma(v) in WORK_VERBS | USE_VERBS | COLLAB_VERBS | _JOINT_WORK_VERBS:
+                for s in subj:
+                    if s is not SPEAKER and s.type == PERSON:
+                        st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace=_why("X <verb> with me", lemma(v), "with"))
     # "X and I started ..." → speaker works with X
     if SPEAKER in subj and st.speaker_ok:
         for s in subj:
@@ -619,7 +628,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return WORKS_ON
         return None
     if t == PERSON:
-        if p in ("with", "alongside") and (g in WORK_VERBS | USE_VERBS | COLLAB_VERBS or g in ("be",)):
+        if p in ("with", "alongside") and (g in WORK_VERBS | USE_VERBS | COLLAB_VERBS | _JOINT_WORK_VERBS
+                                           or g in ("be",)):
             return WORKS_WITH  # ("I'm coding alongside Anjali")
         if g in KNOW_VERBS and p == "":
             return KNOWS
@@ -671,6 +681,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
     return None
 
 
+_JOINT_WORK_VERBS = word_class("joint_work_verbs")
 _GROUP_PASTIME_VERBS = frozenset({"sing", "play", "dance", "perform", "row", "race", "act", "drum", "compete",
                                   "swim", "run", "volunteer", "serve", "paddle", "skate"})
 
@@ -739,7 +750,9 @@ def _possessed_tool(st: Parse, o: Mention) -> bool:
 def _role_is_speakers(st: Parse, m: Mention) -> bool:
     doc = st.doc
     window = doc[max(0, m.start - 6):min(len(doc), m.end + 7)]  # "Carmen, a friend from my MA"
-    return any(t.lower_ in ("my", "our", "mine", "ours") for t in window)
+    return any(t.lower_ in ("my", "our", "mine", "ours") for t in window) or any(
+        t.lower_ == m.role and t.left_edge.is_sent_start and t.dep_ == "nsubj" and not any(
+            c.dep_ in ("det", "poss") for c in t.children) for t in window)  # "Director is Marguerite Lennox."
 
 
 def _is_new_role(st: Parse, m: Mention) -> bool:

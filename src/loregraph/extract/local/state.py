@@ -304,6 +304,8 @@ def prep_before(st: Parse, m: Mention, cl: Clause) -> str:
                 or t.lower_ in ("'s", "more", "mostly", "all", "the") or t.lower_ in PROJECT_HEADS:
             k -= 1
             continue
+        if t.lower_ == "of" and k > cl.start and doc[k - 1].lower_ == "instead":
+            return "instead"  # "decided on X instead of Y": Y is what was not chosen
         if t.pos_ == "ADP" or t.dep_ in ("prep", "prt", "agent") or t.lower_ in ("to", "than", "vs"):
             return t.lower_
         if t.tag_ == "VBG" and k > cl.start and doc[k - 1].pos_ == "ADP" and doc[k - 1].lower_ != "by":
