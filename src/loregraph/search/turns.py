@@ -252,8 +252,8 @@ def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
     """The episode stage with turn context: ``ranked`` (fused BM25 + vector, best first) rescored (answer,
     context, session, date and time-answer terms), and the loaded episodes of at least the best ``limit``.
     ``places``: the candidates that passed the filters; ``load``: ids -> episodes of the searched groups;
-    ``load_texts``: ids -> their speaker and content (``Store.episode_texts``), for the name term's wider pool (None:
-    ``load``)."""
+    ``load_texts``: ids -> their speaker and content (``Store.episode_texts``), for the name term's wider pool and the
+    fused candidates of the time answer before the rescoring (None: ``load``)."""
     when = asks_when(query)
     eps = {} if when else load([i for i, _ in ranked if i in places][:ANSWER_POOL])
     answers = {} if when else answers_of(store, list(eps.values()), places)
@@ -268,8 +268,8 @@ def rank_turns(store: Store, query: str, ranked: list[tuple[str, float]],
     if when:  # a turn that tells when, pushed down by the rescoring
         fused = [i for i, _ in ranked if i in places][:TIME_ANSWER_FUSED_POOL]
         if unread := [i for i in fused if i not in texts]:  # a light read: speaker and content only
-            texts.update({i: c for i, (_, c) in (load_texts(unread) if load_texts else
-                                                  {i: (e.role, e.content) for i, e in load(unread).items()}).items()})
+            got = load_texts(unread) if load_texts else {i: (e.role, e.content) for i, e in load(unread).items()}
+            texts.update({i: content for i, (_, content) in got.items()})
         chosen = lift_fused_time_answers(chosen, fused, texts)
         if risen := [i for i, _ in chosen[:limit] if i not in eps]:  # risen from beyond the loaded ones
             eps.update(load(risen))
