@@ -21,12 +21,15 @@ from loregraph.search.turns import (
     QUESTION_PENALTY,
     SESSION_WEIGHT,
     TIME_ANSWER_BOOST,
+    TIME_ANSWER_FUSED_BOOST,
+    TIME_ANSWER_FUSED_POOL,
     TIME_ANSWER_POOL,
     TOLD_IN_WINDOW_BOOST,
     asks,
     asks_name,
     asks_when,
     holds_question,
+    lift_fused_time_answers,
     lift_name_answers,
     lift_time_answers,
     lift_told_in_window,
@@ -165,6 +168,52 @@ def test_a_when_question_lifts_the_turns_that_tell_a_time():
     assert lifted[0] == ("moved", pytest.approx(0.8 + TIME_ANSWER_BOOST))
     assert lifted[1] == ("place", 0.9) and lifted[-1] == ("far", 0.1)  # beyond the pool: not looked at
     assert len(lifted) == len(scored)
+
+
+def test_a_when_question_lifts_a_turn_that_tells_a_time_and_fell_out_of_the_best_after_rescoring():
+    """ "When did Priya go kayaking?": the session opener "Went kayaking on the lake last Sunday!" was among the best
+    fused candidates, but its neighbours say little and the rescoring put it below the best ``TIME_ANSWER_POOL``: it
+    rises; a turn of the best that tells a time (lifted already), one that tells no time and one that was never
+    among the best fused candidates do not."""
+    texts = {"opener": "Priya(user): Went kayaking on the lake last Sunday!", "plain": "Priya(user): Kayaks are fun.",
+             "head": "Priya(user): Yesterday was my day off.", "deep": "Priya(user): Last year I sold my kayak."}
+    filler = [(f"x{n}", 1.0 - n / 100) for n in range(TIME_ANSWER_POOL - 1)]
+    scored = [("head", 1.2), *filler, ("plain", 0.6), ("opener", 0.55), ("deep", 0.5)]
+    fused = ["opener", "plain", "head"] + [f"x{n}" for n in range(TIME_ANSWER_FUSED_POOL - 3)] + ["deep"]
+    lifted = dict(lift_fused_time_answers(scored, fused, texts))
+    assert lifted["opener"] == pytest.approx(0.55 + TIME_ANSWER_FUSED_BOOST)
+    assert lifted["plain"] == 0.6 and lifted["head"] == 1.2 and lifted["deep"] == 0.5
+    order = [i for i, _ in lift_fused_time_answers(scored, fused, texts)]
+    assert order.index("opener") < TIME_ANSWER_POOL and len(order) == len(scored)
+    assert lift_fused_time_answers(scored, ["plain", "head"], texts) == scored
+
+
+def test_rank_turns_lifts_a_fused_turn_that_tells_a_time_for_a_when_question_only():
+    """The stage reads the text of the best fused candidates it has not loaded (speaker and content only) and loads
+    a turn that rises into the best ``limit``."""
+    texts = {"opener": ("Priya", "Priya(user): Went kayaking on the lake last Sunday!")}
+    texts.update({f"x{n}": ("Ravi", f"Ravi(user): Kayak story {n}.") for n in range(40)})
+    # the opener leads the fused list but sits alone in its session; the others share theirs and lift each other
+    ranked = [("opener", 0.9)] + [(f"x{n}", 0.6 - n / 1000) for n in range(40)]
+    places = {"opener": ("s-opener", T0)}
+    places.update({f"x{n}": ("s-busy", T0 + timedelta(seconds=n)) for n in range(40)})
+    read: list[list[str]] = []
+
+    def load(ids: list[str]) -> dict[str, Episode]:
+        return {i: Episode(id=i, group_id="g", name=i, content=texts[i][1], source="message", valid_at=places[i][1],
+                           role=texts[i][0]) for i in ids}
+
+    def load_texts(ids: list[str]) -> dict[str, tuple[str | None, str]]:
+        read.append(list(ids))
+        return {i: texts[i] for i in ids}
+
+    chosen, eps = rank_turns(None, "When did Priya go kayaking?", ranked, places, 5, load,  # type: ignore[arg-type]
+                             load_texts)
+    assert chosen[0][0] == "opener" and "opener" in eps
+    assert read and "opener" in read[0]
+    plain, _ = rank_turns(None, "Where did Priya go kayaking?", ranked, places, 5, load,  # type: ignore[arg-type]
+                          load_texts)
+    assert "opener" not in [i for i, _ in plain[:5]]
 
 
 def test_a_turn_told_in_the_named_window_that_tells_a_time_is_lifted():
