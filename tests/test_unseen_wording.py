@@ -180,3 +180,32 @@ def test_roles_partners_slots_and_stages_of_work(ex: LocalExtractor, text: str, 
 def test_what_was_not_chosen_and_roles_of_strangers_state_nothing(ex: LocalExtractor, text: str,
                                                                   not_expected: tuple[str, str, str]) -> None:
     assert not_expected not in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("we joined the Beekeepers' Association last spring.", ("ME", "PART_OF", "Beekeepers' Association")),
+    ("Ines Pereira (my team lead) and I are on the Larder project.", ("Ines Pereira", "WORKS_ON", "Larder")),
+    ("Moved crash reports to Bugsnag.", ("ME", "USES", "Bugsnag")),
+])
+def test_names_with_a_plural_possessive_asides_in_brackets_and_verbs_read_as_adjectives(
+        ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_a_letter_of_a_hyphenated_name_is_no_language(ex: LocalExtractor) -> None:
+    got = ex.extract("We fine-tuned the XLS-R model, it's decent.", ctx())
+    assert "R" not in {e.name for e in got.entities}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Greta made partner. She's still my manager.", ("ME", "WORKS_WITH", "Greta")),
+    ("second month with Odile as my supervisor, going well.", ("ME", "WORKS_WITH", "Odile")),
+])
+def test_a_working_role_said_of_a_pronoun_or_after_with(ex: LocalExtractor, text: str,
+                                                       expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_a_friend_said_of_a_pronoun_is_no_colleague(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Greta moved back home. She's my best friend.", ctx()))
+    assert ("ME", "WORKS_WITH", "Greta") not in got

@@ -49,7 +49,15 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
     doc = st.doc
     bounds = [sent.start]
     has_verb = False
+    depth = 0
     for t in sent:
+        if t.text == "(":
+            depth += 1
+        elif t.text == ")" and depth:
+            depth -= 1
+            continue
+        if depth:
+            continue  # "Sunita (my team lead) and I are on X": an aside in brackets opens no clause
         if st.at[t.i] != -1:
             continue
         if t.i > bounds[-1] and is_verb(st, t):
@@ -250,6 +258,18 @@ def is_question(sent: Any) -> bool:
         sent[0].lower_ in {"can", "could", "would", "should", "do", "does", "did", "is", "are",
                            "have", "has", "what", "how", "why", "which", "who", "where", "when"}
         and sent.text.rstrip().endswith("?"))
+
+
+_ASKING_OPENERS = frozenset({"can", "could", "would", "should", "do", "does", "did", "is", "are", "was", "were",
+                             "have", "has", "what", "how", "why", "which", "who", "where", "when", "will", "any",
+                             "anyone", "shall", "may", "might", "am", "if", "whether", "so", "or", "and", "but"})
+
+
+def asks_from_the_start(sent: Any) -> bool:
+    """A question sentence that asks from its first word ("Do you ...", "What if ...", "So we should drop X?"),
+    not a statement with a question tagged on at its end ("moved to X, and honestly it's fine??")."""
+    first = next((t for t in sent if not t.is_punct and t.pos_ != "INTJ" and t.lower_ not in INTERJECTIONS), None)
+    return first is None or first.lower_ in _ASKING_OPENERS
 
 
 def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:

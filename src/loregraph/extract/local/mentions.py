@@ -168,6 +168,9 @@ def find_mentions(st: Parse) -> list[Mention]:
                 continue
             if span.text.lower() in PRONOUNS:
                 continue
+            if len(span) == 1 and e.exact_case and ((i > 0 and doc[i - 1].text == "-" and not doc[i - 1].whitespace_)
+                                                     or (j < n and doc[j].text == "-" and not span[0].whitespace_)):
+                continue  # "the XLS-R checkpoint": a letter of a hyphenated name, not the language R
             if len(span) == 1 and span.text.islower() and (span[0].lower_ in INTERJECTIONS or span[0].pos_ == "INTJ"
                                                           or (span[0].tag_ == "UH")) and _turn_opening(doc, i):
                 continue  # "argh, wasted the day on X": an interjection opening the turn, not a package of that name
@@ -567,6 +570,10 @@ def _extend_caps(doc: Any, j: int) -> int:
             continue
         if t.text == "&":
             j += 2
+            continue
+        if t.text in ("'", "’") and not doc[j - 1].whitespace_ and doc[j - 1].lower_.endswith("s") \
+                and is_capish(doc[j - 1]) and nxt.text[:1].isupper() and nxt.is_alpha:
+            j += 2  # "Landworkers' Alliance", "the Writers' Guild": a plural possessive inside one name
             continue
         if t.text == "-" and not doc[j - 1].whitespace_ and not t.whitespace_ and is_capish(doc[j - 1]) \
                 and nxt.text[:1].isupper() and nxt.is_alpha:
