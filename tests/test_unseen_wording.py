@@ -209,3 +209,15 @@ def test_a_working_role_said_of_a_pronoun_or_after_with(ex: LocalExtractor, text
 def test_a_friend_said_of_a_pronoun_is_no_colleague(ex: LocalExtractor) -> None:
     got = rels(ex.extract("Greta moved back home. She's my best friend.", ctx()))
     assert ("ME", "WORKS_WITH", "Greta") not in got
+
+
+def test_a_question_tagged_on_at_the_end_leaves_the_statement_before_it(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("picked up Elixir this month for the rewrite and honestly it's fun??", ctx()))
+    assert ("ME", "USES", "Elixir") in got
+    assert not rels(ex.extract("Do you use Elixir or Gleam?", ctx()))
+
+
+def test_a_subject_left_unsaid_is_not_taken_from_the_next_clause(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("shifted the rota out of Excel into Deputy last week, Harriet never noticed.", ctx()))
+    assert ("ME", "USES", "Deputy") in got
+    assert ("Harriet", "USES", "Deputy") not in got

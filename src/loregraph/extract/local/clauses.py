@@ -60,8 +60,8 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
             continue  # "Sunita (my team lead) and I are on X": an aside in brackets opens no clause
         if st.at[t.i] != -1:
             continue
-        if t.i > bounds[-1] and is_verb(st, t):
-            has_verb = True
+        if (t.i > bounds[-1] or t.tag_ in ("VBD", "VBN", "VBZ")) and is_verb(st, t):
+            has_verb = True  # (a past verb opening the clause counts: "picked up X and honestly it's fun")
         low = t.lower_
         nxt = doc[t.i + 1] if t.i + 1 < sent.end else None
         if low in (";", ":") or t.text in ("—", "–") or (low == "-" and t.whitespace_):
@@ -87,8 +87,10 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
         if low in ("and", "but", ",") and nxt is not None:
             # a new clause if a subject + verb (or a bare verb) follows
             k = t.i + 1
-            while k < sent.end and doc[k].lower_ in ("and", "but", "so", "then", "also", ","):
-                k += 1
+            while k < sent.end and (doc[k].lower_ in ("and", "but", "so", "then", "also", ",")
+                                    or (doc[k].pos_ == "ADV" and doc[k].dep_ == "advmod" and doc[k].is_lower
+                                        and k + 1 < sent.end and doc[k + 1].lower_ in SUBJ_PRONOUNS)):
+                k += 1  # ("..., and honestly it's fine": an adverb before the next clause's subject)
             if k < sent.end and (doc[k].lower_ in SUBJ_PRONOUNS or (st.at[k] != -1 and not _listed(st, t, k))
                                  or (doc[k].lower_ in _QUANTIFIER_SUBJECTS and doc[k].dep_ in ("nsubj", "nsubjpass"))
                                  or (doc[k].tag_ == "MD" and t.lower_ == ",")  # "..., can't live without it"

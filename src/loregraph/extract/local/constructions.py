@@ -343,6 +343,9 @@ def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
         return _antecedent(st, mt, PROJECT)
     if ref == "@subject":
         s = _subject_of(st, mt.nodes["verb"])
+        if s is not None and s is not SPEAKER and not (cl.start <= s.start < cl.end) and SPEAKER in cl.subj \
+                and st.speaker_ok:
+            s = SPEAKER  # "moved X into Y this week, Marguerite didn't notice": the subject of another clause
         if s is None and st.speaker_ok and (SPEAKER in cl.subj or _unsaid_i_have(st, mt.nodes["verb"])):
             s = SPEAKER  # "Swapped X for Y", "Haven't opened X since May": the speaker, left unsaid
         return s
