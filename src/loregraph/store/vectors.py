@@ -9,6 +9,13 @@ from typing import Any
 import numpy as np
 
 
+def _dot(mat: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``mat @ query`` on the calling thread. BLAS splits a product of a thousand rows or more over its threads, and
+    waking them cost 5-8 ms a call on a busy 2-core machine (the episode stage of ``loregraph bench search`` at
+    100k facts: 7.8 ms median against 0.04 ms here); einsum's own loop never leaves the thread."""
+    return np.einsum("ij,j->i", mat, query)
+
+
 class GroupVectors:
     """One large group's vectors in memory.
 
@@ -94,7 +101,7 @@ class GroupVectors:
         query = np.asarray(query, dtype=np.float32)
         query = query / max(float(np.linalg.norm(query)), 1e-12)
         if self.exact:
-            sims = self.vectors @ query
+            sims = _dot(self.vectors, query)
             if allowed is not None:
                 sims = np.where(allowed, sims, -np.inf)
             top = min(k * 2, pool)
@@ -104,7 +111,7 @@ class GroupVectors:
             sims = sims[cand]
         else:
             cand = self._candidates(query, min(pool, max(self.CANDIDATES, k * 4)), allowed)
-            sims = self.vectors[cand].astype(np.float32) @ query
+            sims = _dot(self.vectors[cand].astype(np.float32), query)
         order = np.argsort(-sims, kind="stable")[: k * 2]
         chosen = self.seqs[cand[order]]
         self.scores = {int(sq): float(sims[i]) for sq, i in zip(chosen, order, strict=True)}
