@@ -45,7 +45,7 @@ from loregraph.schema import Schema
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 from loregraph.store.sql import BLOCK_COLS, TABLE, ExtraColumn, SQLStore
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, query_terms, terms
-from loregraph.store.vectors import GroupVectors
+from loregraph.store.vectors import GroupVectors, first_held
 
 log = logging.getLogger("loregraph.store")
 
@@ -794,9 +794,9 @@ class PostgresStore(SQLStore):
         if cached.ids is not None:  # a kind with no condition of its own: ids come with the vectors
             return [Hit(cached.ids[sq], scores[sq]) for sq in seqs][:limit]
         extra, params = self._kind_filter(kind, "x", time)
-        ids = dict(c.execute(self._q(f"SELECT x.seq, x.id FROM {TABLE[kind]} x WHERE x.group_id = ? AND "
-                                     f"x.seq = ANY(?){extra}"), (group_id, seqs, *params)).fetchall())
-        return [Hit(ids[sq], scores[sq]) for sq in seqs if sq in ids][:limit]
+        sql = self._q(f"SELECT x.seq, x.id FROM {TABLE[kind]} x WHERE x.group_id = ? AND x.seq = ANY(?){extra}")
+        return [Hit(i, scores[sq]) for sq, i in first_held(
+            seqs, limit, lambda part: dict(c.execute(sql, (group_id, part, *params)).fetchall()))]
 
     def _group_vectors(self, c: Any, kind: SearchKind, group_id: str, gen: int, base: int | None) -> GroupVectors:
         """The group's vectors of ``kind`` in memory (in insertion order, as SQLite loads them): as held while
