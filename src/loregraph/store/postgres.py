@@ -732,7 +732,15 @@ class PostgresStore(SQLStore):
             "JOIN g ON g.group_id = p.group_id "
             "GROUP BY p.group_id, p.id, p.seq ORDER BY score DESC, p.seq LIMIT ?"
         )
-        args = [present, idf, g_list, avgdl, kind, group_arg]
+        args: list[Any] = [present, idf, g_list, avgdl, kind, group_arg]
+        if one and len(present) == 1:
+            # one term (most queries, once common terms are dropped): its postings are the scores, no aggregate to
+            # build (the same expression and values: a sum of one term is that term)
+            scored = (f"SELECT p.group_id, p.id, p.seq, ?::float8 * (p.tf * {_K1 + 1}::float8) / (p.tf + "
+                      f"{_K1}::float8 * ({1 - _B}::float8 + {_B}::float8 * p.len / ?::float8)) AS score "
+                      "FROM fts_postings p WHERE p.group_id = ? AND p.kind = ? AND p.term = ? "
+                      "ORDER BY score DESC, p.seq LIMIT ?")
+            args = [idf[0], avgdl[0], g_list[0], kind, present[0]]
         if not extra:
             rows = self._all(c, scored, (*args, limit))
             return [Hit(r[1], float(r[3])) for r in rows]
