@@ -489,6 +489,11 @@ class SQLiteStore(SQLStore):
                   f"SELECT p.seq, SUM(q.idf * (p.tf * {BM25_K1 + 1}) / (p.tf + {BM25_K1} * ({1 - BM25_B} + "
                   f"{BM25_B} * p.len / q.avgdl))) AS score FROM q JOIN {table}_postings p ON p.term = q.term "
                   "GROUP BY p.seq ORDER BY score DESC, p.seq LIMIT ?")
+        if n == 1:  # one term (most queries): its postings are the scores, nothing to group (the same values)
+            scored = (f"SELECT p.seq, ? * (p.tf * {BM25_K1 + 1}) / (p.tf + {BM25_K1} * ({1 - BM25_B} + "
+                      f"{BM25_B} * p.len / ?)) AS score FROM {table}_postings p WHERE p.term = ? "
+                      "ORDER BY score DESC, p.seq LIMIT ?")
+            scored_terms = [scored_terms[1], scored_terms[2], scored_terms[0]]
         extra, params = self._kind_filter(kind, "x", time)
         sql = (f"SELECT x.id, s.score FROM ({scored}) s JOIN {table} x ON x.seq = s.seq "
                f"WHERE x.group_id IN ({_marks(groups)}){extra} ORDER BY s.score DESC, s.seq LIMIT ?")
