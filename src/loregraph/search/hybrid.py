@@ -306,25 +306,34 @@ class HybridSearch:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         tf = TimeFilter(as_of=req.as_of, include_expired=req.include_ended and req.as_of is None)
+        fetch = max(req.limit * 5, self.MIN_POOL)  # fusion normalises over the candidate pool: keep it wide
+        groups = list(dict.fromkeys(req.group_ids))
+        fact_fetch = max(req.limit * 5, self.FACT_POOL)
+        # a store that takes concurrent readers runs every retrieval on the prefetcher: BM25 from the start (it
+        # needs no query vector: the server scores while the model embeds), kNN once the query is embedded
+        pools = {"entity": max(req.limit * 5, self.FACT_POOL)}
+        for kind, n, wanted in (("fact", fact_fetch, "facts"), ("episode", fetch, "episodes"),
+                              ("community", max(req.limit * 2, 10), "communities")):
+            if wanted in req.include:
+                pools[kind] = n
+        texts: dict[str, Future[list[Hit]]] = {}
+        if self._prefetcher is not None:
+            texts = {kind: self._prefetcher.submit(self._fulltext, kind, groups, req.query, n, tf)
+                     for kind, n in pools.items()}
         qvec = self.embedder.embed_one(req.query)
         timings["embed"] = _ms(t0)
-        fetch = max(req.limit * 5, self.MIN_POOL)  # fusion normalises over the candidate pool: keep it wide
         out = SearchResults()
-        groups = list(dict.fromkeys(req.group_ids))
         flt = req.filters
-        fact_fetch = max(req.limit * 5, self.FACT_POOL)
         early: dict[str, tuple[Future[list[Hit]], Future[list[Hit]]]] = {}
         if self._prefetcher is not None:
-            for kind, n, wanted in (("fact", fact_fetch, "facts"), ("episode", fetch, "episodes")):
-                if wanted in req.include:
-                    early[kind] = (self._prefetcher.submit(self._fulltext, kind, groups, req.query, n, tf),
-                                   self._prefetcher.submit(self._vector, kind, groups, qvec, n, tf))
+            early = {kind: (texts[kind], self._prefetcher.submit(self._vector, kind, groups, qvec, n, tf))
+                     for kind, n in pools.items()}
 
         # entities first: they seed the graph expansion
         t = time.perf_counter()
         closest: dict[str, float] = {}  # closest cosine per part: the calibrated relevance signal
-        ent_ranked = self._fused("entity", groups, req.query, qvec, max(req.limit * 5, self.FACT_POOL), tf, req,
-                                 best=closest)
+        ent_ranked = self._fused("entity", groups, req.query, qvec, pools["entity"], tf, req,
+                                 _results(early.get("entity")), best=closest)
         entities: dict[str, Entity] = {}
         need = max(req.limit, 3)
         for start in range(0, len(ent_ranked), need * 2):  # load in score order until enough pass the filter
@@ -343,8 +352,7 @@ class HybridSearch:
             if req.bfs_depth and seeds:
                 bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, max(req.limit * 5, self.FACT_POOL))
             # facts keep the smaller pool: the wider one paid off for episodes only (LoCoMo, conversations 0-4)
-            bm25, vec = ((early["fact"][0].result(), early["fact"][1].result()) if "fact" in early else
-                         self._hits("fact", groups, req.query, qvec, fact_fetch, tf))
+            bm25, vec = _results(early.get("fact")) or self._hits("fact", groups, req.query, qvec, fact_fetch, tf)
             if vec:
                 closest["fact"] = max(h.score for h in vec)
             if req.fusion == "rrf":
@@ -383,7 +391,8 @@ class HybridSearch:
 
         if "communities" in req.include:
             t = time.perf_counter()
-            ranked = self._fused("community", groups, req.query, qvec, max(req.limit * 2, 10), tf, req)[:req.limit]
+            ranked = self._fused("community", groups, req.query, qvec, pools["community"], tf, req,
+                                 _results(early.get("community")))[:req.limit]
             found: dict[str, Community] = {}
             for g in groups:
                 found.update({c.id: c for c in self.store.get_communities(g, [i for i, _ in ranked])})
@@ -393,8 +402,7 @@ class HybridSearch:
         if "episodes" in req.include:
             t = time.perf_counter()
             ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req,
-                                    (early["episode"][0].result(), early["episode"][1].result())
-                                    if "episode" in early else None, best=closest)
+                                    _results(early.get("episode")), best=closest)
             if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
                 places: dict[str, tuple[str | None, datetime]] = {}
                 for g in groups:
@@ -567,6 +575,11 @@ class HybridSearch:
         for g in groups:
             out.update(self.store.embeddings(kind, g, ids))  # type: ignore[arg-type]
         return out
+
+
+def _results(futures: tuple[Future[list[Hit]], Future[list[Hit]]] | None) -> tuple[list[Hit], list[Hit]] | None:
+    """The (BM25, kNN) hits of a prefetched retrieval; None when it was not prefetched."""
+    return (futures[0].result(), futures[1].result()) if futures is not None else None
 
 
 def _ms(t: float) -> float:
