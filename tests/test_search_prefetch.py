@@ -1,7 +1,8 @@
-"""Hybrid search on a store with concurrent readers (PostgreSQL's pool) starts BM25 before the query is embedded:
-the server scores the words while the model embeds; the results are those of the same search run step by step.
+"""Hybrid search starts BM25 before the query is embedded: on a store with concurrent readers (PostgreSQL's pool)
+the server scores the words while the model embeds; on SQLite the model embeds on its own thread while the calling
+thread runs BM25. The results are those of the same search run step by step.
 
-A real PostgreSQL server (the ``pg_db`` fixture, a fresh database) and the real local embedding model.
+A real PostgreSQL server (the ``pg_db`` fixture, a fresh database), a real SQLite file, the real local model.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ import numpy as np
 import pytest
 
 from loregraph.search.hybrid import HybridSearch, SearchRequest
-from loregraph.store.postgres import PostgresStore
-
-pytestmark = pytest.mark.postgres
 
 
 class _WaitingEmbedder:
@@ -32,17 +30,17 @@ class _WaitingEmbedder:
         return self.real.embed_one(text)
 
 
-async def test_bm25_runs_while_the_query_is_embedded_and_changes_nothing(pg_db, embedder):
+async def _search_both_ways(url: str, embedder: Any) -> None:
+    """Search with BM25 watched and the model waiting for it, then the same search one step at a time."""
     from loregraph.memory import Memory
     from scripted import ScriptedExtractor
     from test_search import SCRIPT, T0
 
-    m = await Memory.open(pg_db, embedder=embedder, extractor=ScriptedExtractor(SCRIPT))
+    m = await Memory.open(url, embedder=embedder, extractor=ScriptedExtractor(SCRIPT))
     try:
         for text in SCRIPT:
             await m.add_messages("g1", [{"content": text, "role_type": "user", "timestamp": T0}])
         store = m.store
-        assert isinstance(store, PostgresStore)
         started = threading.Event()
         fulltext = store.fulltext
 
@@ -57,13 +55,23 @@ async def test_bm25_runs_while_the_query_is_embedded_and_changes_nothing(pg_db, 
             req = SearchRequest(query="Where does Orion store its data?", group_ids=["g1"])
             found = searcher.search(req)
             assert waiting.saw_bm25 == [True]
-            searcher._prefetcher, prefetcher = None, searcher._prefetcher  # the same search, one step at a time
-            alone = searcher.search(req)
-            searcher._prefetcher = prefetcher
+            store.fulltext = fulltext  # type: ignore[method-assign]
+            alone = HybridSearch(store, embedder)
+            alone._prefetcher, alone._embedding = None, None  # one step at a time, on this thread
+            stepwise = alone._search(req)
         finally:
             searcher.close()
-        assert found.facts and [f.fact.id for f in found.facts] == [f.fact.id for f in alone.facts]
-        assert [e.entity.id for e in found.entities] == [e.entity.id for e in alone.entities]
-        assert [e.episode.id for e in found.episodes] == [e.episode.id for e in alone.episodes]
+        assert found.facts and [f.fact.id for f in found.facts] == [f.fact.id for f in stepwise.facts]
+        assert [e.entity.id for e in found.entities] == [e.entity.id for e in stepwise.entities]
+        assert [e.episode.id for e in found.episodes] == [e.episode.id for e in stepwise.episodes]
     finally:
         await m.close()
+
+
+@pytest.mark.postgres
+async def test_bm25_runs_on_the_server_while_the_query_is_embedded_and_changes_nothing(pg_db, embedder):
+    await _search_both_ways(pg_db, embedder)
+
+
+async def test_sqlite_bm25_runs_while_the_model_embeds_beside_it_and_changes_nothing(tmp_path, embedder):
+    await _search_both_ways(f"sqlite:///{tmp_path / 'memory.db'}", embedder)

@@ -258,14 +258,18 @@ class HybridSearch:
         self.embedder = embedder
         self.graph = graph  # a GraphQuery, for routed search
         self.min_relevance = min_relevance  # the floor of requests that name none (SearchRequest.min_relevance)
-        # a store that takes concurrent readers (PostgreSQL's pool) runs the fact and episode retrievals next to
-        # the entity stage instead of after it; results are the same
+        # a store that takes concurrent readers (PostgreSQL's pool) runs the retrievals on these threads, next to
+        # one another and to the stages that use them; one that does not (SQLite) embeds the query on its own
+        # thread while the calling thread runs BM25. Results are the same.
         self._prefetcher = (ThreadPoolExecutor(max_workers=4, thread_name_prefix="loregraph-search")
                             if store.capabilities.concurrent_readers > 1 else None)
+        self._embedding = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="loregraph-embed")
+                           if self._prefetcher is None else None)
 
     def close(self) -> None:
-        if self._prefetcher is not None:
-            self._prefetcher.shutdown(wait=True)
+        for pool in (self._prefetcher, self._embedding):
+            if pool is not None:
+                pool.shutdown(wait=True)
 
     def search(self, req: SearchRequest) -> SearchResults:
         """Search, then apply the relevance floor: when the best match of the query stays below it, the results
@@ -317,17 +321,27 @@ class HybridSearch:
             if wanted in req.include:
                 pools[kind] = n
         texts: dict[str, Future[list[Hit]]] = {}
+        early: dict[str, tuple[Future[list[Hit]], Future[list[Hit]]]] = {}
         if self._prefetcher is not None:
             texts = {kind: self._prefetcher.submit(self._fulltext, kind, groups, req.query, n, tf)
                      for kind, n in pools.items()}
-        qvec = self.embedder.embed_one(req.query)
-        timings["embed"] = _ms(t0)
-        out = SearchResults()
-        flt = req.filters
-        early: dict[str, tuple[Future[list[Hit]], Future[list[Hit]]]] = {}
-        if self._prefetcher is not None:
+            qvec = self.embedder.embed_one(req.query)
+            timings["embed"] = _ms(t0)
             early = {kind: (texts[kind], self._prefetcher.submit(self._vector, kind, groups, qvec, n, tf))
                      for kind, n in pools.items()}
+        elif self._embedding is not None:  # the store's calls stay on this thread (one connection), the model beside
+            embedded = self._embedding.submit(self.embedder.embed_one, req.query)
+            try:
+                texts = {kind: _done(self._fulltext(kind, groups, req.query, n, tf)) for kind, n in pools.items()}
+            finally:
+                qvec = embedded.result()
+            timings["embed"] = _ms(t0)  # with BM25, run meanwhile
+            early = {kind: (texts[kind], _done(self._vector(kind, groups, qvec, n, tf))) for kind, n in pools.items()}
+        else:  # every step in turn, on this thread
+            qvec = self.embedder.embed_one(req.query)
+            timings["embed"] = _ms(t0)
+        out = SearchResults()
+        flt = req.filters
 
         # entities first: they seed the graph expansion
         t = time.perf_counter()
@@ -575,6 +589,13 @@ class HybridSearch:
         for g in groups:
             out.update(self.store.embeddings(kind, g, ids))  # type: ignore[arg-type]
         return out
+
+
+def _done(hits: list[Hit]) -> Future[list[Hit]]:
+    """Hits already at hand, as a finished future."""
+    f: Future[list[Hit]] = Future()
+    f.set_result(hits)
+    return f
 
 
 def _results(futures: tuple[Future[list[Hit]], Future[list[Hit]]] | None) -> tuple[list[Hit], list[Hit]] | None:
