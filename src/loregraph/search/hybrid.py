@@ -322,6 +322,7 @@ class HybridSearch:
                 pools[kind] = n
         texts: dict[str, Future[list[Hit]]] = {}
         early: dict[str, tuple[Future[list[Hit]], Future[list[Hit]]]] = {}
+        placed: Future[dict[str, tuple[str | None, datetime]]] | None = None
         if self._prefetcher is not None:
             texts = {kind: self._prefetcher.submit(self._fulltext, kind, groups, req.query, n, tf)
                      for kind, n in pools.items()}
@@ -329,6 +330,8 @@ class HybridSearch:
             timings["embed"] = _ms(t0)
             early = {kind: (texts[kind], self._prefetcher.submit(self._vector, kind, groups, qvec, n, tf))
                      for kind, n in pools.items()}
+            if "episode" in early and req.turn_context:  # after the hits it waits for: never ahead of them
+                placed = self._prefetcher.submit(self._places, groups, req, early["episode"])
         elif self._embedding is not None:  # the store's calls stay on this thread (one connection), the model beside
             embedded = self._embedding.submit(self.embedder.embed_one, req.query)
             try:
@@ -418,9 +421,7 @@ class HybridSearch:
             ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req,
                                     _results(early.get("episode")), best=closest)
             if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
-                places: dict[str, tuple[str | None, datetime]] = {}
-                for g in groups:
-                    places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
+                places = placed.result() if placed is not None else self._episode_places(groups, ep_ranked)
                 places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
                 chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit,
                                          lambda ids: self._load_episodes(groups, ids),
@@ -479,6 +480,19 @@ class HybridSearch:
         else:
             fused = convex(bm25, vec, req.vector_weight)
         return sorted(fused.items(), key=lambda kv: -kv[1])
+
+    def _episode_places(self, groups: list[str], ranked: list[tuple[str, float]]
+                        ) -> dict[str, tuple[str | None, datetime]]:
+        places: dict[str, tuple[str | None, datetime]] = {}
+        for g in groups:
+            places.update(self.store.episode_places(g, [i for i, _ in ranked]))
+        return places
+
+    def _places(self, groups: list[str], req: SearchRequest, hits: tuple[Future[list[Hit]], Future[list[Hit]]]
+                ) -> dict[str, tuple[str | None, datetime]]:
+        """The places of the episode pool (fused as the episode stage fuses it), read next to the other stages."""
+        ranked = self._fused("episode", groups, req.query, np.zeros(0), 0, TimeFilter(), req, _results(hits))
+        return self._episode_places(groups, ranked)
 
     BFS_NEIGHBOURS = 5
 
