@@ -138,6 +138,17 @@ class ScoredEpisode:
 
 
 @dataclass
+class _EpisodeStage:
+    """What the episode stage of a search found."""
+
+    episodes: list[ScoredEpisode] = field(default_factory=list)
+    top_candidates: list[str] = field(default_factory=list)
+    context: dict[str, list[Episode]] = field(default_factory=dict)
+    closest: float | None = None  # the best cosine among the kNN hits
+    ms: float = 0.0
+
+
+@dataclass
 class SearchResults:
     facts: list[ScoredFact] = field(default_factory=list)
     entities: list[ScoredEntity] = field(default_factory=list)
@@ -322,7 +333,7 @@ class HybridSearch:
                 pools[kind] = n
         texts: dict[str, Future[list[Hit]]] = {}
         early: dict[str, tuple[Future[list[Hit]], Future[list[Hit]]]] = {}
-        placed: Future[dict[str, tuple[str | None, datetime]]] | None = None
+        staged: Future[_EpisodeStage] | None = None
         if self._prefetcher is not None:
             texts = {kind: self._prefetcher.submit(self._fulltext, kind, groups, req.query, n, tf)
                      for kind, n in pools.items()}
@@ -330,8 +341,10 @@ class HybridSearch:
             timings["embed"] = _ms(t0)
             early = {kind: (texts[kind], self._prefetcher.submit(self._vector, kind, groups, qvec, n, tf))
                      for kind, n in pools.items()}
-            if "episode" in early and req.turn_context:  # after the hits it waits for: never ahead of them
-                placed = self._prefetcher.submit(self._places, groups, req, early["episode"])
+            if "episode" in early:  # the messages' stage beside the entity and fact stages; submitted after the
+                hits = early["episode"]  # hits it waits for, so never queued ahead of them
+                staged = self._prefetcher.submit(lambda: self._episode_stage(groups, req, qvec, fetch, tf,
+                                                                             _results(hits)))
         elif self._embedding is not None:  # the store's calls stay on this thread (one connection), the model beside
             embedded = self._embedding.submit(self.embedder.embed_one, req.query)
             try:
@@ -417,32 +430,12 @@ class HybridSearch:
             timings["communities"] = _ms(t)
 
         if "episodes" in req.include:
-            t = time.perf_counter()
-            ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req,
-                                    _results(early.get("episode")), best=closest)
-            if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
-                places = placed.result() if placed is not None else self._episode_places(groups, ep_ranked)
-                places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
-                chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit,
-                                         lambda ids: self._load_episodes(groups, ids),
-                                         lambda ids: self._episode_texts(groups, ids))
-                out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
-                out.top_candidates = [i for i, _ in chosen[:EVIDENCE_CONTEXT_RANK]]
-            step = max(req.limit, 10)
-            for start in range(0, len(ep_ranked) if not req.turn_context else 0, step):
-                ranked_part = ep_ranked[start:start + step]  # load in score order until enough pass the filters
-                eps = self._load_episodes(groups, [i for i, _ in ranked_part])
-                out.episodes += [ScoredEpisode(eps[i], round(s, 6)) for i, s in ranked_part
-                                 if i in eps and self._episode_ok(eps[i], flt, req.as_of)]
-                if len(out.episodes) >= req.limit:
-                    break
-            out.episodes = out.episodes[:req.limit]
-            around = req.neighbours if req.neighbours is not None else (2 if req.limit >= 10 else 1)
-            if around and out.episodes:
-                best = out.episodes[0].episode
-                out.context[best.id] = [e for e in self.store.adjacent_episodes(best.group_id, best.id, around)
-                                        if self._episode_ok(e, flt, req.as_of)]
-            timings["episodes"] = _ms(t)
+            stage = (staged.result() if staged is not None else
+                     self._episode_stage(groups, req, qvec, fetch, tf, _results(early.get("episode"))))
+            out.episodes, out.top_candidates, out.context = stage.episodes, stage.top_candidates, stage.context
+            if stage.closest is not None:
+                closest["episode"] = stage.closest
+            timings["episodes"] = stage.ms
         if "episode" not in closest:  # the messages calibrate relevance in every mode (facts alone are terse)
             top = self._vector("episode", groups, qvec, 1, tf)
             if top:
@@ -481,18 +474,42 @@ class HybridSearch:
             fused = convex(bm25, vec, req.vector_weight)
         return sorted(fused.items(), key=lambda kv: -kv[1])
 
-    def _episode_places(self, groups: list[str], ranked: list[tuple[str, float]]
-                        ) -> dict[str, tuple[str | None, datetime]]:
-        places: dict[str, tuple[str | None, datetime]] = {}
-        for g in groups:
-            places.update(self.store.episode_places(g, [i for i, _ in ranked]))
-        return places
-
-    def _places(self, groups: list[str], req: SearchRequest, hits: tuple[Future[list[Hit]], Future[list[Hit]]]
-                ) -> dict[str, tuple[str | None, datetime]]:
-        """The places of the episode pool (fused as the episode stage fuses it), read next to the other stages."""
-        ranked = self._fused("episode", groups, req.query, np.zeros(0), 0, TimeFilter(), req, _results(hits))
-        return self._episode_places(groups, ranked)
+    def _episode_stage(self, groups: list[str], req: SearchRequest, qvec: np.ndarray, fetch: int, tf: TimeFilter,
+                       hits: tuple[list[Hit], list[Hit]] | None) -> _EpisodeStage:
+        """The messages: the fused pool, rescored with their conversations (``turn_context``) or loaded in score
+        order, and the best one's context turns."""
+        t = time.perf_counter()
+        flt = req.filters
+        out = _EpisodeStage()
+        best: dict[str, float] = {}
+        ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req, hits, best=best)
+        out.closest = best.get("episode")
+        if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
+            places: dict[str, tuple[str | None, datetime]] = {}
+            for g in groups:
+                places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
+            places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
+            chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit,
+                                     lambda ids: self._load_episodes(groups, ids),
+                                     lambda ids: self._episode_texts(groups, ids))
+            out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
+            out.top_candidates = [i for i, _ in chosen[:EVIDENCE_CONTEXT_RANK]]
+        step = max(req.limit, 10)
+        for start in range(0, len(ep_ranked) if not req.turn_context else 0, step):
+            ranked_part = ep_ranked[start:start + step]  # load in score order until enough pass the filters
+            eps = self._load_episodes(groups, [i for i, _ in ranked_part])
+            out.episodes += [ScoredEpisode(eps[i], round(s, 6)) for i, s in ranked_part
+                             if i in eps and self._episode_ok(eps[i], flt, req.as_of)]
+            if len(out.episodes) >= req.limit:
+                break
+        out.episodes = out.episodes[:req.limit]
+        around = req.neighbours if req.neighbours is not None else (2 if req.limit >= 10 else 1)
+        if around and out.episodes:
+            first = out.episodes[0].episode
+            out.context[first.id] = [e for e in self.store.adjacent_episodes(first.group_id, first.id, around)
+                                     if self._episode_ok(e, flt, req.as_of)]
+        out.ms = _ms(t)
+        return out
 
     BFS_NEIGHBOURS = 5
 
