@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loregraph.store.vectors import GroupVectors, ScopedGroupVectors
+from loregraph.store.vectors import GroupVectors, ScopedGroupVectors, first_held
 
 DIM = 384
 
@@ -110,3 +110,22 @@ def test_extended_equals_loading_every_row_and_declines_a_change_of_mode(monkeyp
             assert grown.nearest(q, 10) == full.nearest(q, 10) and grown.scores == full.scores
     assert GroupVectors(1, rows[:250], 24).extended(2, rows[250:400]) is None  # exact -> codes: load them all
     assert GroupVectors(1, rows[:250], 24).extended(2, []) is None
+
+
+def test_first_held_is_the_first_rows_passing_the_filter_read_best_first():
+    """The kNN's candidates are held to the kind's filter best first: the result is that of filtering them all
+    at once, and the rows past the best few are read only when too few of those pass."""
+    seqs = list(range(100, 0, -1))
+    for passing in (lambda s: True, lambda s: s % 3 == 0, lambda s: s < 20, lambda s: False):
+        asked: list[list[int]] = []
+
+        def held(part: list[int], passing=passing, asked=asked) -> dict[int, str]:
+            asked.append(part)
+            return {s: f"id{s}" for s in part if passing(s)}
+
+        want = [(s, f"id{s}") for s in seqs if passing(s)][:10]
+        assert first_held(seqs, 10, held) == want
+        assert sorted(s for part in asked for s in part) == sorted(set(s for part in asked for s in part))
+        if passing(100) and passing(99):  # all pass: only the best few were read
+            assert sum(len(p) for p in asked) < len(seqs) // 2
+    assert first_held([], 10, lambda part: {}) == []

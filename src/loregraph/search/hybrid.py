@@ -138,6 +138,17 @@ class ScoredEpisode:
 
 
 @dataclass
+class _EpisodeStage:
+    """What the episode stage of a search found."""
+
+    episodes: list[ScoredEpisode] = field(default_factory=list)
+    top_candidates: list[str] = field(default_factory=list)
+    context: dict[str, list[Episode]] = field(default_factory=dict)
+    closest: float | None = None  # the best cosine among the kNN hits
+    ms: float = 0.0
+
+
+@dataclass
 class SearchResults:
     facts: list[ScoredFact] = field(default_factory=list)
     entities: list[ScoredEntity] = field(default_factory=list)
@@ -258,14 +269,18 @@ class HybridSearch:
         self.embedder = embedder
         self.graph = graph  # a GraphQuery, for routed search
         self.min_relevance = min_relevance  # the floor of requests that name none (SearchRequest.min_relevance)
-        # a store that takes concurrent readers (PostgreSQL's pool) runs the fact and episode retrievals next to
-        # the entity stage instead of after it; results are the same
+        # a store that takes concurrent readers (PostgreSQL's pool) runs the retrievals on these threads, next to
+        # one another and to the stages that use them; one that does not (SQLite) embeds the query on its own
+        # thread while the calling thread runs BM25. Results are the same.
         self._prefetcher = (ThreadPoolExecutor(max_workers=4, thread_name_prefix="loregraph-search")
                             if store.capabilities.concurrent_readers > 1 else None)
+        self._embedding = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="loregraph-embed")
+                           if self._prefetcher is None else None)
 
     def close(self) -> None:
-        if self._prefetcher is not None:
-            self._prefetcher.shutdown(wait=True)
+        for pool in (self._prefetcher, self._embedding):
+            if pool is not None:
+                pool.shutdown(wait=True)
 
     def search(self, req: SearchRequest) -> SearchResults:
         """Search, then apply the relevance floor: when the best match of the query stays below it, the results
@@ -306,25 +321,49 @@ class HybridSearch:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         tf = TimeFilter(as_of=req.as_of, include_expired=req.include_ended and req.as_of is None)
-        qvec = self.embedder.embed_one(req.query)
-        timings["embed"] = _ms(t0)
         fetch = max(req.limit * 5, self.MIN_POOL)  # fusion normalises over the candidate pool: keep it wide
-        out = SearchResults()
         groups = list(dict.fromkeys(req.group_ids))
-        flt = req.filters
         fact_fetch = max(req.limit * 5, self.FACT_POOL)
+        # a store that takes concurrent readers runs every retrieval on the prefetcher: BM25 from the start (it
+        # needs no query vector: the server scores while the model embeds), kNN once the query is embedded
+        pools = {"entity": max(req.limit * 5, self.FACT_POOL)}
+        for kind, n, wanted in (("fact", fact_fetch, "facts"), ("episode", fetch, "episodes"),
+                              ("community", max(req.limit * 2, 10), "communities")):
+            if wanted in req.include:
+                pools[kind] = n
+        texts: dict[str, Future[list[Hit]]] = {}
         early: dict[str, tuple[Future[list[Hit]], Future[list[Hit]]]] = {}
+        staged: Future[_EpisodeStage] | None = None
         if self._prefetcher is not None:
-            for kind, n, wanted in (("fact", fact_fetch, "facts"), ("episode", fetch, "episodes")):
-                if wanted in req.include:
-                    early[kind] = (self._prefetcher.submit(self._fulltext, kind, groups, req.query, n, tf),
-                                   self._prefetcher.submit(self._vector, kind, groups, qvec, n, tf))
+            texts = {kind: self._prefetcher.submit(self._fulltext, kind, groups, req.query, n, tf)
+                     for kind, n in pools.items()}
+            qvec = self.embedder.embed_one(req.query)
+            timings["embed"] = _ms(t0)
+            early = {kind: (texts[kind], self._prefetcher.submit(self._vector, kind, groups, qvec, n, tf))
+                     for kind, n in pools.items()}
+            if "episode" in early:  # the messages' stage beside the entity and fact stages; submitted after the
+                hits = early["episode"]  # hits it waits for, so never queued ahead of them
+                staged = self._prefetcher.submit(lambda: self._episode_stage(groups, req, qvec, fetch, tf,
+                                                                             _results(hits)))
+        elif self._embedding is not None:  # the store's calls stay on this thread (one connection), the model beside
+            embedded = self._embedding.submit(self.embedder.embed_one, req.query)
+            try:
+                texts = {kind: _done(self._fulltext(kind, groups, req.query, n, tf)) for kind, n in pools.items()}
+            finally:
+                qvec = embedded.result()
+            timings["embed"] = _ms(t0)  # with BM25, run meanwhile
+            early = {kind: (texts[kind], _done(self._vector(kind, groups, qvec, n, tf))) for kind, n in pools.items()}
+        else:  # every step in turn, on this thread
+            qvec = self.embedder.embed_one(req.query)
+            timings["embed"] = _ms(t0)
+        out = SearchResults()
+        flt = req.filters
 
         # entities first: they seed the graph expansion
         t = time.perf_counter()
         closest: dict[str, float] = {}  # closest cosine per part: the calibrated relevance signal
-        ent_ranked = self._fused("entity", groups, req.query, qvec, max(req.limit * 5, self.FACT_POOL), tf, req,
-                                 best=closest)
+        ent_ranked = self._fused("entity", groups, req.query, qvec, pools["entity"], tf, req,
+                                 _results(early.get("entity")), best=closest)
         entities: dict[str, Entity] = {}
         need = max(req.limit, 3)
         for start in range(0, len(ent_ranked), need * 2):  # load in score order until enough pass the filter
@@ -343,8 +382,7 @@ class HybridSearch:
             if req.bfs_depth and seeds:
                 bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, max(req.limit * 5, self.FACT_POOL))
             # facts keep the smaller pool: the wider one paid off for episodes only (LoCoMo, conversations 0-4)
-            bm25, vec = ((early["fact"][0].result(), early["fact"][1].result()) if "fact" in early else
-                         self._hits("fact", groups, req.query, qvec, fact_fetch, tf))
+            bm25, vec = _results(early.get("fact")) or self._hits("fact", groups, req.query, qvec, fact_fetch, tf)
             if vec:
                 closest["fact"] = max(h.score for h in vec)
             if req.fusion == "rrf":
@@ -383,7 +421,8 @@ class HybridSearch:
 
         if "communities" in req.include:
             t = time.perf_counter()
-            ranked = self._fused("community", groups, req.query, qvec, max(req.limit * 2, 10), tf, req)[:req.limit]
+            ranked = self._fused("community", groups, req.query, qvec, pools["community"], tf, req,
+                                 _results(early.get("community")))[:req.limit]
             found: dict[str, Community] = {}
             for g in groups:
                 found.update({c.id: c for c in self.store.get_communities(g, [i for i, _ in ranked])})
@@ -391,35 +430,12 @@ class HybridSearch:
             timings["communities"] = _ms(t)
 
         if "episodes" in req.include:
-            t = time.perf_counter()
-            ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req,
-                                    (early["episode"][0].result(), early["episode"][1].result())
-                                    if "episode" in early else None, best=closest)
-            if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
-                places: dict[str, tuple[str | None, datetime]] = {}
-                for g in groups:
-                    places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
-                places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
-                chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit,
-                                         lambda ids: self._load_episodes(groups, ids),
-                                         lambda ids: self._episode_texts(groups, ids))
-                out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
-                out.top_candidates = [i for i, _ in chosen[:EVIDENCE_CONTEXT_RANK]]
-            step = max(req.limit, 10)
-            for start in range(0, len(ep_ranked) if not req.turn_context else 0, step):
-                ranked_part = ep_ranked[start:start + step]  # load in score order until enough pass the filters
-                eps = self._load_episodes(groups, [i for i, _ in ranked_part])
-                out.episodes += [ScoredEpisode(eps[i], round(s, 6)) for i, s in ranked_part
-                                 if i in eps and self._episode_ok(eps[i], flt, req.as_of)]
-                if len(out.episodes) >= req.limit:
-                    break
-            out.episodes = out.episodes[:req.limit]
-            around = req.neighbours if req.neighbours is not None else (2 if req.limit >= 10 else 1)
-            if around and out.episodes:
-                best = out.episodes[0].episode
-                out.context[best.id] = [e for e in self.store.adjacent_episodes(best.group_id, best.id, around)
-                                        if self._episode_ok(e, flt, req.as_of)]
-            timings["episodes"] = _ms(t)
+            stage = (staged.result() if staged is not None else
+                     self._episode_stage(groups, req, qvec, fetch, tf, _results(early.get("episode"))))
+            out.episodes, out.top_candidates, out.context = stage.episodes, stage.top_candidates, stage.context
+            if stage.closest is not None:
+                closest["episode"] = stage.closest
+            timings["episodes"] = stage.ms
         if "episode" not in closest:  # the messages calibrate relevance in every mode (facts alone are terse)
             top = self._vector("episode", groups, qvec, 1, tf)
             if top:
@@ -457,6 +473,43 @@ class HybridSearch:
         else:
             fused = convex(bm25, vec, req.vector_weight)
         return sorted(fused.items(), key=lambda kv: -kv[1])
+
+    def _episode_stage(self, groups: list[str], req: SearchRequest, qvec: np.ndarray, fetch: int, tf: TimeFilter,
+                       hits: tuple[list[Hit], list[Hit]] | None) -> _EpisodeStage:
+        """The messages: the fused pool, rescored with their conversations (``turn_context``) or loaded in score
+        order, and the best one's context turns."""
+        t = time.perf_counter()
+        flt = req.filters
+        out = _EpisodeStage()
+        best: dict[str, float] = {}
+        ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req, hits, best=best)
+        out.closest = best.get("episode")
+        if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
+            places: dict[str, tuple[str | None, datetime]] = {}
+            for g in groups:
+                places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
+            places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
+            chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit,
+                                     lambda ids: self._load_episodes(groups, ids),
+                                     lambda ids: self._episode_texts(groups, ids))
+            out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
+            out.top_candidates = [i for i, _ in chosen[:EVIDENCE_CONTEXT_RANK]]
+        step = max(req.limit, 10)
+        for start in range(0, len(ep_ranked) if not req.turn_context else 0, step):
+            ranked_part = ep_ranked[start:start + step]  # load in score order until enough pass the filters
+            eps = self._load_episodes(groups, [i for i, _ in ranked_part])
+            out.episodes += [ScoredEpisode(eps[i], round(s, 6)) for i, s in ranked_part
+                             if i in eps and self._episode_ok(eps[i], flt, req.as_of)]
+            if len(out.episodes) >= req.limit:
+                break
+        out.episodes = out.episodes[:req.limit]
+        around = req.neighbours if req.neighbours is not None else (2 if req.limit >= 10 else 1)
+        if around and out.episodes:
+            first = out.episodes[0].episode
+            out.context[first.id] = [e for e in self.store.adjacent_episodes(first.group_id, first.id, around)
+                                     if self._episode_ok(e, flt, req.as_of)]
+        out.ms = _ms(t)
+        return out
 
     BFS_NEIGHBOURS = 5
 
@@ -567,6 +620,18 @@ class HybridSearch:
         for g in groups:
             out.update(self.store.embeddings(kind, g, ids))  # type: ignore[arg-type]
         return out
+
+
+def _done(hits: list[Hit]) -> Future[list[Hit]]:
+    """Hits already at hand, as a finished future."""
+    f: Future[list[Hit]] = Future()
+    f.set_result(hits)
+    return f
+
+
+def _results(futures: tuple[Future[list[Hit]], Future[list[Hit]]] | None) -> tuple[list[Hit], list[Hit]] | None:
+    """The (BM25, kNN) hits of a prefetched retrieval; None when it was not prefetched."""
+    return (futures[0].result(), futures[1].result()) if futures is not None else None
 
 
 def _ms(t: float) -> float:

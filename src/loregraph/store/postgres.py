@@ -45,7 +45,7 @@ from loregraph.schema import Schema
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
 from loregraph.store.sql import BLOCK_COLS, TABLE, ExtraColumn, SQLStore
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, query_terms, terms
-from loregraph.store.vectors import GroupVectors
+from loregraph.store.vectors import GroupVectors, first_held
 
 log = logging.getLogger("loregraph.store")
 
@@ -732,7 +732,15 @@ class PostgresStore(SQLStore):
             "JOIN g ON g.group_id = p.group_id "
             "GROUP BY p.group_id, p.id, p.seq ORDER BY score DESC, p.seq LIMIT ?"
         )
-        args = [present, idf, g_list, avgdl, kind, group_arg]
+        args: list[Any] = [present, idf, g_list, avgdl, kind, group_arg]
+        if one and len(present) == 1:
+            # one term (most queries, once common terms are dropped): its postings are the scores, no aggregate to
+            # build (the same expression and values: a sum of one term is that term)
+            scored = (f"SELECT p.group_id, p.id, p.seq, ?::float8 * (p.tf * {_K1 + 1}::float8) / (p.tf + "
+                      f"{_K1}::float8 * ({1 - _B}::float8 + {_B}::float8 * p.len / ?::float8)) AS score "
+                      "FROM fts_postings p WHERE p.group_id = ? AND p.kind = ? AND p.term = ? "
+                      "ORDER BY score DESC, p.seq LIMIT ?")
+            args = [idf[0], avgdl[0], g_list[0], kind, present[0]]
         if not extra:
             rows = self._all(c, scored, (*args, limit))
             return [Hit(r[1], float(r[3])) for r in rows]
@@ -794,9 +802,9 @@ class PostgresStore(SQLStore):
         if cached.ids is not None:  # a kind with no condition of its own: ids come with the vectors
             return [Hit(cached.ids[sq], scores[sq]) for sq in seqs][:limit]
         extra, params = self._kind_filter(kind, "x", time)
-        ids = dict(c.execute(self._q(f"SELECT x.seq, x.id FROM {TABLE[kind]} x WHERE x.group_id = ? AND "
-                                     f"x.seq = ANY(?){extra}"), (group_id, seqs, *params)).fetchall())
-        return [Hit(ids[sq], scores[sq]) for sq in seqs if sq in ids][:limit]
+        sql = self._q(f"SELECT x.seq, x.id FROM {TABLE[kind]} x WHERE x.group_id = ? AND x.seq = ANY(?){extra}")
+        return [Hit(i, scores[sq]) for sq, i in first_held(
+            seqs, limit, lambda part: dict(c.execute(sql, (group_id, part, *params)).fetchall()))]
 
     def _group_vectors(self, c: Any, kind: SearchKind, group_id: str, gen: int, base: int | None) -> GroupVectors:
         """The group's vectors of ``kind`` in memory (in insertion order, as SQLite loads them): as held while

@@ -35,7 +35,7 @@ from loregraph.store.sql import BLOCK_COLS, TABLE, SQLStore, chunks
 from loregraph.store.sqlite_tx import immediate_transaction
 from loregraph.store.text import BM25_B, BM25_K1, GROUP_TOKEN_LEN, group_token, index_body, query_terms
 from loregraph.store.timefmt import parse_ts, ts
-from loregraph.store.vectors import GroupVectors, ScopedGroupVectors
+from loregraph.store.vectors import GroupVectors, ScopedGroupVectors, first_held
 
 log = logging.getLogger("loregraph.store")
 GV = TypeVar("GV", bound=GroupVectors)
@@ -489,6 +489,11 @@ class SQLiteStore(SQLStore):
                   f"SELECT p.seq, SUM(q.idf * (p.tf * {BM25_K1 + 1}) / (p.tf + {BM25_K1} * ({1 - BM25_B} + "
                   f"{BM25_B} * p.len / q.avgdl))) AS score FROM q JOIN {table}_postings p ON p.term = q.term "
                   "GROUP BY p.seq ORDER BY score DESC, p.seq LIMIT ?")
+        if n == 1:  # one term (most queries): its postings are the scores, nothing to group (the same values)
+            scored = (f"SELECT p.seq, ? * (p.tf * {BM25_K1 + 1}) / (p.tf + {BM25_K1} * ({1 - BM25_B} + "
+                      f"{BM25_B} * p.len / ?)) AS score FROM {table}_postings p WHERE p.term = ? "
+                      "ORDER BY score DESC, p.seq LIMIT ?")
+            scored_terms = [scored_terms[1], scored_terms[2], scored_terms[0]]
         extra, params = self._kind_filter(kind, "x", time)
         sql = (f"SELECT x.id, s.score FROM ({scored}) s JOIN {table} x ON x.seq = s.seq "
                f"WHERE x.group_id IN ({_marks(groups)}){extra} ORDER BY s.score DESC, s.seq LIMIT ?")
@@ -572,12 +577,14 @@ class SQLiteStore(SQLStore):
                 continue
             # `+group_id`: by the rowid, never by an index on group_id (one without statistics, as a migration
             # leaves it, looked cheaper to the planner and read the whole group: 11.7 ms a search at 100k facts)
-            rows = self.conn.execute(
-                f"SELECT x.seq, x.id FROM {table} x WHERE x.seq IN ({_marks(seqs)}) AND +x.group_id = ?{extra}",
-                (*seqs, gid, *params)).fetchall()
-            ids = dict(rows)
             sims = cached.scores
-            hits += [Hit(ids[sq], sims[sq]) for sq in seqs if sq in ids][:limit]
+
+            def held(part: list[int], gid: str = gid) -> dict[int, str]:
+                return dict(self.conn.execute(
+                    f"SELECT x.seq, x.id FROM {table} x WHERE x.seq IN ({_marks(part)}) AND +x.group_id = ?{extra}",
+                    (*part, gid, *params)).fetchall())
+
+            hits += [Hit(i, sims[sq]) for sq, i in first_held(seqs, limit, held)]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
