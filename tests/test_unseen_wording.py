@@ -221,3 +221,8 @@ def test_a_subject_left_unsaid_is_not_taken_from_the_next_clause(ex: LocalExtrac
     got = rels(ex.extract("shifted the rota out of Excel into Deputy last week, Harriet never noticed.", ctx()))
     assert ("ME", "USES", "Deputy") in got
     assert ("Harriet", "USES", "Deputy") not in got
+
+
+def test_on_it_is_work_on_the_project_just_named(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Bruno's leading the Harrier migration now. I'm still on it, mostly testing.", ctx()))
+    assert ("ME", "WORKS_ON", "Harrier migration") in got

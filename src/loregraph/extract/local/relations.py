@@ -367,6 +367,12 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 for s in subj:
                     if s is SPEAKER or s.type == PERSON:
                         st.out.add(s, rt, it_obj, cl, hedge or 0.8, trace="rules: took it over")
+        for t in doc[cl.start:cl.end]:  # "I'm still on it", "she's been on it since May": on the project named
+            if t.lower_ == "it" and t.dep_ == "pobj" and t.head.lower_ == "on" and it_obj.type == PROJECT \
+                    and lemma(t.head.head) in ("be", "stay", "remain", "work", "keep"):
+                for s in subj:
+                    if s is SPEAKER or s.type == PERSON:
+                        st.out.add(s, WORKS_ON, it_obj, cl, hedge or 0.8, trace="rules: on it (the project named)")
     # "Aoife is covering PenCheck with me", "Ravi's running design on Saltmarsh with me": the speaker works with X
     if st.speaker_ok and verbs and not cl.negated and not cl.ended:
         for v in verbs:
