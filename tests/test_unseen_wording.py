@@ -226,3 +226,8 @@ def test_a_subject_left_unsaid_is_not_taken_from_the_next_clause(ex: LocalExtrac
 def test_on_it_is_work_on_the_project_just_named(ex: LocalExtractor) -> None:
     got = rels(ex.extract("Bruno's leading the Harrier migration now. I'm still on it, mostly testing.", ctx()))
     assert ("ME", "WORKS_ON", "Harrier migration") in got
+
+
+def test_a_brand_that_opens_with_a_digit_is_a_name(ex: LocalExtractor) -> None:
+    assert ("ME", "USES", "3Tally") in rels(ex.extract("We switched from Bitwarden to 3Tally.", ctx()))
+    assert not ex.extract("We filmed it in 4K and 3D.", ctx()).entities

@@ -99,6 +99,8 @@ class Parse:
 
 def is_capish(tok: Any) -> bool:
     t = tok.text
+    if t[:1].isdigit() and sum(c.isalpha() for c in t) >= 3 and any(c.isupper() for c in t[1:]) and t.isalnum():
+        return True  # "7Sage", "1Password": a brand that opens with a digit (not "3D", "4K", "10x")
     if not t or not (t[0].isalpha() or t[0] in ".#"):
         return False
     if t.lower() in GENERIC_CAPS:
