@@ -231,3 +231,18 @@ def test_on_it_is_work_on_the_project_just_named(ex: LocalExtractor) -> None:
 def test_a_brand_that_opens_with_a_digit_is_a_name(ex: LocalExtractor) -> None:
     assert ("ME", "USES", "3Tally") in rels(ex.extract("We switched from Bitwarden to 3Tally.", ctx()))
     assert not ex.extract("We filmed it in 4K and 3D.", ctx()).entities
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("alright, I run my own outfit (Hollis Electrical, me and two lads).", ("ME", "PART_OF", "Hollis Electrical")),
+    ("I'm a plumber, run my own outfit (Dunmore Plumbing).", ("ME", "PART_OF", "Dunmore Plumbing")),
+])
+def test_a_trade_business_one_runs_is_an_organisation_one_belongs_to(ex: LocalExtractor, text: str,
+                                                                     expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["top choice is Durham, then York.", "Kestrel runs ROS 2 Iron on a Jetson."])
+def test_a_choice_named_or_a_system_running_a_release_is_no_tool_or_membership(ex: LocalExtractor, text: str) -> None:
+    got = rels(ex.extract(text, ctx()))
+    assert not any(t == "PART_OF" or (s == "ME" and t == "USES") for s, t, _ in got)

@@ -321,7 +321,9 @@ def _fills_a_bare_slot(st: Parse, m: Mention) -> bool:
 _WORK_SLOTS = frozenset({"project", "focus", "priority", "assignment", "gig", "thesis", "build", "job", "task",
                          "client", "contract", "work", "dissertation", "case"})  # "current project is X": work
 _MEALS_AND_TIMES = frozenset({"breakfast", "lunch", "dinner", "brunch", "dessert", "tonight", "today", "weather",
-                              "name", "birthday", "deadline", "launch", "plan", "goal", "answer", "problem", "issue"})
+                              "name", "birthday", "deadline", "launch", "plan", "goal", "answer", "problem", "issue",
+                              "choice", "pick", "option", "bet", "vote", "favourite", "favorite", "fave", "winner",
+                              "preference", "guess", "dream", "hope", "worry", "excuse", "reason", "fear"})
 
 
 def _finite_after(doc: Any, k: int) -> bool:

@@ -666,6 +666,9 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
         if p == "" and g in ("lead", "run", "manage", "head", "chair") and (
                 is_team(o.name) or _kind_word(st, o) in TEAM_HEADS):
             return PART_OF
+        if p == "" and g in ("run", "own") and not (o.end < len(st.doc) and st.doc[o.end].text in ("'s", "’s")) \
+                and any(s is SPEAKER or s.type == PERSON for s in cl.subj):
+            return PART_OF  # "I run Pryce Plumbing", "run my own outfit (Kerrigan Electrical)": one's own business
         if p == "" and g in GROUP_RUNNING_VERBS and _kind_word(st, o) in GROUP_HEADS:
             return PART_OF  # "I'm co-hosting the Elm Street Book Club", "she organises the Larkhill Choir"
         if g == "be" and p == "of" and _membership_word(st, o):
