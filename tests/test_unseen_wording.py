@@ -246,3 +246,10 @@ def test_a_trade_business_one_runs_is_an_organisation_one_belongs_to(ex: LocalEx
 def test_a_choice_named_or_a_system_running_a_release_is_no_tool_or_membership(ex: LocalExtractor, text: str) -> None:
     got = rels(ex.extract(text, ctx()))
     assert not any(t == "PART_OF" or (s == "ME" and t == "USES") for s, t, _ in got)
+
+
+def test_a_verbless_on_project_with_person_is_the_speakers_work(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("currently on the Sandpiper project with Marta Kowalski. lots of fieldwork.", ctx()))
+    assert {("ME", "WORKS_ON", "Sandpiper"), ("ME", "WORKS_WITH", "Marta Kowalski")} <= got
+    assert not rels(ex.extract("On the bus with Marta again.", ctx()))
+

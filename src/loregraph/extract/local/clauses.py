@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
+from loregraph.extract.local.kinds import PROJECT
 from loregraph.extract.local.state import (
     Clause,
     Parse,
@@ -189,6 +190,9 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         subj_clean = list(prev.subj)
         cl.verbs = list(prev.verbs)
         cl.inherited = True
+    elif not subj and prev is None and not verbs and st.speaker_ok and _on_work_fragment(st, cl):
+        subj_clean = [SPEAKER]  # "now on the Scorecard project with Wen": the speaker, verb and all left unsaid
+        cl.on_work = True
     elif not subj and prev is None and st.speaker_ok and _fan_fragment(st, cl):
         subj_clean = [SPEAKER]  # "big fan of X": the speaker, left unsaid
         if not cl.verbs:
@@ -346,6 +350,21 @@ def _missed_activity(st: Parse, cl: Clause) -> Any:
         if t.lower_ in ("miss", "missing") and doc[t.i + 1].tag_ == "VBG":
             return doc[t.i + 1]
     return None
+
+
+def _on_work_fragment(st: Parse, cl: Clause) -> bool:
+    """A verbless sentence opening (after "now", "still", ...) with "on" and a named project: "now on the Supplier
+    Scorecard project", "still on Kite, mostly testing"."""
+    doc = st.doc
+    k = cl.start
+    while k < cl.end and (doc[k].pos_ in ("ADV", "INTJ", "PUNCT") or doc[k].lower_ in INTERJECTIONS):
+        k += 1
+    if k >= cl.end or doc[k].lower_ != "on" or not (doc[cl.start].is_sent_start or cl.start == 0):
+        return False
+    j = k + 1
+    while j < cl.end and doc[j].pos_ == "DET":
+        j += 1
+    return j < cl.end and st.at[j] != -1 and st.mentions[st.at[j]].type == PROJECT
 
 
 def _self_introduction(st: Parse, cl: Clause) -> bool:

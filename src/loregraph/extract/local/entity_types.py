@@ -669,7 +669,7 @@ def _context_votes(st: Parse, m: Mention) -> None:
         if ap.lower_ in ORG_NOUNS and any(c.dep_ in ("det", "poss") for c in ap.children):
             m.vote(ORGANIZATION, 1.4)  # "X is a startup", not "pets are great company"
         if (ap.lower_ in TEAM_HEADS or ap.lower_ in GROUP_HEADS) and m.source == "cap" and ap.i < m.start \
-                and any(c.dep_ in ("det", "poss") for c in ap.children):
+                and any(c.dep_ in ("det", "poss") for c in ap.children) and not first_name(m.name.split()[0]):
             m.vote(ORGANIZATION, 1.2)  # "I coach a youth team, the Falcons": the group just described, by name
         if ap.lower_ in TOOL_HEADS and m.source == "cap" and ap.i < m.start and ap.dep_ in ("dobj", "pobj") \
                 and any(c.dep_ in ("det", "poss") for c in ap.children):

@@ -187,7 +187,7 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             # a standing membership, not the clause's event: no date of its own ("shared it with my choir last week")
             st.out.add(SPEAKER, PART_OF, m, None, 0.8, trace="rules: my <kind> group")
     verbs = cl.verbs
-    if not verbs and not (cl.inherited or cl.introduction):
+    if not verbs and not (cl.inherited or cl.introduction or cl.on_work):
         return
     subj = [s for s in cl.subj if (s is SPEAKER and st.speaker_ok) or s is not SPEAKER]
     if not subj:
@@ -617,6 +617,8 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return USES  # "sketching in Procreate", "we visualise it with Looker"
         return None
     if t == PROJECT:
+        if cl.on_work and g == "" and p == "on":
+            return WORKS_ON  # "now on the Scorecard project"
         if (g in SWITCH_VERBS | _REASSIGN_VERBS and p in ("to", "onto")) or (g in _REASSIGN_VERBS and p == "into"):
             return WORKS_ON  # "moved to Atlas", "Dev's been pulled onto the Kestrel migration", "pulled into X"
         if g in WORK_VERBS or (g == "be" and p in ("on", "in")):
@@ -635,7 +637,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
         return None
     if t == PERSON:
         if p in ("with", "alongside") and (g in WORK_VERBS | USE_VERBS | COLLAB_VERBS | _JOINT_WORK_VERBS
-                                           or g in ("be",)):
+                                           or g in ("be",) or (cl.on_work and g == "")):
             return WORKS_WITH  # ("I'm coding alongside Anjali")
         if g in KNOW_VERBS and p == "":
             return KNOWS

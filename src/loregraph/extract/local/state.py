@@ -69,6 +69,7 @@ class Clause:
     alone: bool = False
     inherited: bool = False
     introduction: bool = False  # "Backend engineer at X here": the speaker's role, with no verb
+    on_work: bool = False  # "now on the Scorecard project with Wen": the speaker's current work, with no verb
     preference: bool = False  # "I'd take X over Y": the first object is preferred
     when: Any = None  # the clause's time phrase (``when.TimeWord``): "yesterday", "last Friday"
 
