@@ -253,3 +253,22 @@ def test_a_verbless_on_project_with_person_is_the_speakers_work(ex: LocalExtract
     assert {("ME", "WORKS_ON", "Sandpiper"), ("ME", "WORKS_WITH", "Marta Kowalski")} <= got
     assert not rels(ex.extract("On the bus with Marta again.", ctx()))
 
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("We chart on Cerner now (switched in March, can you believe it)", ("ME", "USES", "Cerner")),
+    ("logs are in Loki, paging goes through Opsgenie.", ("ME", "USES", "Opsgenie")),
+    ("I'm a member of the Guild of Glaziers, if that helps.", ("ME", "PART_OF", "Guild of Glaziers")),
+])
+def test_asides_gerund_subjects_and_trailing_conditions_leave_the_fact(ex: LocalExtractor, text: str,
+                                                                       expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "not_expected"), [
+    ("I use Figma (not Sketch) for mockups.", ("ME", "USES", "Sketch")),
+    ("If the grant comes through, we'll move to Benchling.", ("ME", "USES", "Benchling")),
+])
+def test_what_is_set_against_or_conditional_is_not_used(ex: LocalExtractor, text: str,
+                                                        not_expected: tuple[str, str, str]) -> None:
+    assert not_expected not in rels(ex.extract(text, ctx()))

@@ -118,7 +118,8 @@ def _noun_subject(t: Any) -> bool:
 def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
     doc = st.doc
     toks = doc[cl.start:cl.end]
-    text_low = " " + " ".join(t.lower_ for t in toks) + " "
+    said = _outside_brackets(toks)  # ("can you imagine" inside an aside makes no plan of the clause)
+    text_low = " " + " ".join(t.lower_ for t in said) + " "
     verbs = [t for t in toks if is_verb(st, t)]
     cl.verbs = verbs
     first_v = verbs[0].i if verbs else cl.start  # verbless fragment: inherits the subject
@@ -205,12 +206,12 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
     cl.subj = subj_clean
     # flags
     lems = [lemma(v) for v in cl.verbs]
-    aux_low = {t.lower_ for t in toks if t.pos_ in ("AUX", "PART", "ADV", "VERB", "INTJ")}
-    cl.hypothetical = bool(aux_low & MODALS) or " if " in text_low or text_low.startswith(" if ") \
+    aux_low = {t.lower_ for t in said if t.pos_ in ("AUX", "PART", "ADV", "VERB", "INTJ")}
+    cl.hypothetical = bool(aux_low & MODALS) or _conditional(said, cl) \
         or any(lem in PLAN_VERBS and (i + 1 < len(cl.verbs)) for i, lem in enumerate(lems)) \
         or " going to " in text_low or " about to " in text_low or " thinking about " in text_low \
         or " whether " in text_low or any(f in text_low for f in FUTURE_MARKERS) \
-        or " thinking of " in text_low or any(t.lower_ == "'d" and t.tag_ == "MD" for t in toks)
+        or " thinking of " in text_low or any(t.lower_ == "'d" and t.tag_ == "MD" for t in said)
     told = _news_told(cl, lems, aux_low, text_low) if cl.hypothetical else None
     if told is not None:
         cl.hypothetical = False  # "I wanted to let you know I joined a choir": what is told happened
@@ -234,7 +235,7 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
     if any(lem in DECIDE_VERBS for lem in lems) and not (aux_low & MODALS):
         cl.hypothetical = False
     cl.negated = any((t.dep_ == "neg" or t.lower_ in ("not", "n't", "never")) and not _not_only(doc, t)
-                     for t in toks) or " no longer " in text_low or any(_nobody(doc, t) for t in toks)
+                     for t in said) or " no longer " in text_low or any(_nobody(doc, t) for t in said)
     if prev is not None and cl.inherited and prev.negated and not verbs:
         cl.negated = True
     cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to ")) \
@@ -252,7 +253,7 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         if lemma(first) not in ("give", "get") or " give up " in text_low or " got rid of " in text_low \
                 or " get rid of " in text_low or " phased out " in text_low:
             cl.ended = True
-    cl.hedged = bool({t.lower_ for t in toks} & HEDGES) or " i think " in text_low \
+    cl.hedged = bool({t.lower_ for t in said} & HEDGES) or " i think " in text_low \
         or " i believe " in text_low or " not sure " in text_low
     cl.alone = any(f" {mk} " in text_low for mk in ALONE_MARKERS)
     return cl
@@ -312,8 +313,10 @@ def _setup_subject(st: Parse, t: Any, first_v: int) -> bool:
     running or keeping ("billing runs on X", "the docs are hosted on X", "payroll goes through X"). Never a
     person noun, never a possessed noun ("his squad runs ...": someone else's)."""
     opener = t.is_sent_start and t.text[1:].islower()  # "Deploys run on X", "Payroll goes through X"
+    gerund = t.tag_ == "VBG" and not any(c.dep_ in ("dobj", "nsubj") for c in t.children)  # "alerting goes via X"
     if not st.speaker_ok or t.dep_ not in ("nsubj", "nsubjpass") or not (
-            (t.pos_ == "NOUN" and (t.is_lower or opener)) or (opener and t.pos_ == "PROPN" and common_word(t.lower_))):
+            ((t.pos_ == "NOUN" or gerund) and (t.is_lower or opener))
+            or (opener and t.pos_ == "PROPN" and common_word(t.lower_))):
         return False
     if t.lower_ in ROLE_NOUNS | PEOPLE_NOUNS or (t.head.i != first_v and t.head.i < first_v):
         return False
@@ -350,6 +353,26 @@ def _missed_activity(st: Parse, cl: Clause) -> Any:
         if t.lower_ in ("miss", "missing") and doc[t.i + 1].tag_ == "VBG":
             return doc[t.i + 1]
     return None
+
+
+def _conditional(said: list[Any], cl: Clause) -> bool:
+    """The clause is, or opens with, an "if" clause ("if we switch to X", "If I get the job, I'll use X"); a
+    condition trailing after what is said ("I'm a member of X, if that matters") leaves the statement standing."""
+    first = cl.verbs[0].i if cl.verbs else None
+    return any(t.lower_ == "if" and (first is None or t.i < first or t.head.i == first) for t in said)
+
+
+def _outside_brackets(toks: Any) -> list[Any]:
+    """The tokens of a span that are not inside round brackets."""
+    out, depth = [], 0
+    for t in toks:
+        if t.text == "(":
+            depth += 1
+        elif t.text == ")" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(t)
+    return out
 
 
 def _on_work_fragment(st: Parse, cl: Clause) -> bool:

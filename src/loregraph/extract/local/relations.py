@@ -218,6 +218,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         if (g in SWITCH_VERBS and p in ("from", "off")) or (g == "replace" and p == ""):
             switch_from.append(o)
     for o in objs:
+        if o.start > 0 and doc[o.start - 1].lower_ in ("not", "never", "nor"):
+            continue  # "I use Figma (not Sketch)", "Figma, never Sketch": the thing set against the one used
         if o is proj_obj and (gov_lemma(st, o, cl) not in WORK_VERBS - SWITCH_VERBS
                               or cl.negated or cl.ended):
             continue

@@ -239,6 +239,8 @@ def is_verb(st: Parse, t: Any) -> bool:
         # gerunds after prepositions ("for caching") and participles used as adjectives
         if t.tag_ == "VBG" and t.i > 0 and st.doc[t.i - 1].pos_ == "ADP" and t.dep_ == "pcomp":
             return False
+        if t.tag_ == "VBG" and t.dep_ in ("nsubj", "nsubjpass"):
+            return False  # "alerting goes through PagerDuty": a gerund as the subject
         return t.dep_ != "amod"
     if t.pos_ == "AUX" and lemma(t) == "be":
         # copula if no main verb follows it directly
