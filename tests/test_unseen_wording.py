@@ -272,3 +272,15 @@ def test_asides_gerund_subjects_and_trailing_conditions_leave_the_fact(ex: Local
 def test_what_is_set_against_or_conditional_is_not_used(ex: LocalExtractor, text: str,
                                                         not_expected: tuple[str, str, str]) -> None:
     assert not_expected not in rels(ex.extract(text, ctx()))
+
+
+def test_someone_joining_a_team_the_graph_says_is_the_speakers_is_a_colleague(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import CandidateFact
+
+    known = CandidateFact(id="f1", source_id="u", source_name="User", type="PART_OF", target_id="t",
+                          target_name="data team", fact="User is part of data team")
+    c = ctx()
+    c.candidate_facts = [known]
+    text = "Lorenzo Ricci joined the data team from sales last week."
+    assert ("ME", "WORKS_WITH", "Lorenzo Ricci") in rels(ex.extract(text, c))
+    assert ("ME", "WORKS_WITH", "Lorenzo Ricci") not in rels(ex.extract(text, ctx()))

@@ -173,6 +173,15 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             for s in cl.subj:
                 if s is not SPEAKER and s.type == PERSON:
                     st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace="rules: X joined my team")
+        if v0 == "join" and st.speaker_ok:  # "Marco joined the platform team": a team the graph says is the speaker's
+            speaker_names = {"user", "speaker", st.speaker_name.lower()}
+            teams = {f.target_name.lower() for f in st.ctx.candidate_facts
+                     if f.type == PART_OF and f.source_name.lower() in speaker_names}
+            joined = [m for m in ms if m.type == ORGANIZATION and m.start > cl.verbs[0].i and m.name.lower() in teams]
+            if joined and is_team(joined[0].name):
+                for s in cl.subj:
+                    if s is not SPEAKER and s.type == PERSON:
+                        st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace="rules: X joined the speaker's team")
     # the speaker's own work item: "my plugin X", "X, our app", "New project: X"
     for m in ms:
         if m.type == PROJECT and m.owned and st.speaker_ok and not cl.question and not cl.hypothetical \
