@@ -284,3 +284,13 @@ def test_someone_joining_a_team_the_graph_says_is_the_speakers_is_a_colleague(ex
     text = "Lorenzo Ricci joined the data team from sales last week."
     assert ("ME", "WORKS_WITH", "Lorenzo Ricci") in rels(ex.extract(text, c))
     assert ("ME", "WORKS_WITH", "Lorenzo Ricci") not in rels(ex.extract(text, ctx()))
+
+
+def test_what_a_thing_is_rewritten_with_is_a_tool(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Ines has rewritten our parser with Quillcraft this week.", ctx()))
+    assert ("Ines", "USES", "Quillcraft") in got
+
+
+def test_a_studio_named_interactive_is_an_organisation(ex: LocalExtractor) -> None:
+    got = ex.extract("our publisher is Ferrowood Interactive, they're great.", ctx())
+    assert ("Ferrowood Interactive", "organization") in {(e.name, e.type) for e in got.entities}

@@ -789,6 +789,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
         if (glem in _TOOL_TRIAL_VERBS or gov.lower_ in _TOOL_TRIAL_VERBS) \
                 and p in ("", gov.lower_, "for", "out", "up") and doc[j - 1].dep_ != "nsubj":
             m.vote(TOOL, 0.6)  # "been trialling Paywell", "signed up for Paywell"
+        if p == "with" and m.source == "cap" and glem in MAKING_VERBS | _REMAKING_VERBS \
+                and not first_name(m.name.split()[0]) and any(
+                    c.dep_ == "dobj" and c.pos_ == "NOUN" and c.lower_ not in PEOPLE_NOUNS for c in gov.children):
+            m.vote(TOOL, 1.0)  # "she's rewritten our decoder with KenLM": what a thing is made with
     if m.source == "cap" and doc[j - 1].dep_ == "nsubj" and lemma(doc[j - 1].head) in _TOOL_AGENT_VERBS \
             and any(c.dep_ == "dobj" and c.pos_ == "NOUN" and c.lower_ not in PEOPLE_NOUNS
                     for c in doc[j - 1].head.children):
@@ -937,6 +941,7 @@ _SWAP_VERBS = word_class("swap_verbs")
 _ALL_OF_IT = frozenset({"everything", "it", "all", "stuff", "that"})
 _KEPT_IN_VERBS = word_class("kept_in_verbs")
 _TOOL_TRIAL_VERBS = word_class("tool_trial_verbs")
+_REMAKING_VERBS = frozenset({"rewrite", "rebuild", "redo", "redesign", "refactor", "reimplement", "port", "rework"})
 _TOOL_AGENT_VERBS = word_class("tool_agent_verbs")
 _RESTING_ON_VERBS = word_class("resting_on_verbs")
 _PLAYER_ROLES = word_class("player_roles")
