@@ -294,3 +294,14 @@ def test_what_a_thing_is_rewritten_with_is_a_tool(ex: LocalExtractor) -> None:
 def test_a_studio_named_interactive_is_an_organisation(ex: LocalExtractor) -> None:
     got = ex.extract("our publisher is Ferrowood Interactive, they're great.", ctx())
     assert ("Ferrowood Interactive", "organization") in {(e.name, e.type) for e in got.entities}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I've been a volunteer firefighter with Crestmoor Fire Rescue since 2016.",
+     ("ME", "PART_OF", "Crestmoor Fire Rescue")),
+    ("Work-wise I'm with Corbett Freight, in planning.", ("ME", "PART_OF", "Corbett Freight")),
+    ("I help out at the Millbrook Community Pantry on Sundays.", ("ME", "PART_OF", "Millbrook Community Pantry")),
+])
+def test_services_and_carriers_one_is_with_or_helps_at(ex: LocalExtractor, text: str,
+                                                        expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))

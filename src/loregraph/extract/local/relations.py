@@ -665,7 +665,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
         if p in ("at", "for") and (g in ("work", "intern", "start", "join", "consult", "play", "volunteer", "coach")
                                    or (g == "be" and p == "for") or _role_attr(st, cl)):
             return PART_OF  # "I work at X", "I'm a nurse at X" (being at a place is no membership)
-        if p == "at" and g in ("teach", "study", "nurse", "volunteer", "research", "lecture", "train", "cook",
+        if p == "at" and g in ("teach", "study", "nurse", "volunteer", "research", "lecture", "train", "cook", "help",
                                "practise", "practice", "intern", "clerk", "serve", "tutor", "coach", "report"):
             return PART_OF  # "I teach piano at X": where the speaker works
         if p == "at" and g in ("", "be") and (_role_attr(st, cl) or (not _one_off(cl) and not o.place)):
