@@ -305,3 +305,8 @@ def test_a_studio_named_interactive_is_an_organisation(ex: LocalExtractor) -> No
 def test_services_and_carriers_one_is_with_or_helps_at(ex: LocalExtractor, text: str,
                                                         expected: tuple[str, str, str]) -> None:
     assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_a_verbless_member_of_is_the_speakers_membership(ex: LocalExtractor) -> None:
+    assert ("ME", "PART_OF", "Weavers Guild") in rels(ex.extract("Proud member of the Weavers Guild.", ctx()))
+    assert not rels(ex.extract("member of the public here, lol", ctx()))

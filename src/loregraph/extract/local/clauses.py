@@ -362,6 +362,13 @@ def _conditional(said: list[Any], cl: Clause) -> bool:
     return any(t.lower_ == "if" and (first is None or t.i < first or t.head.i == first) for t in said)
 
 
+def _member_opening(doc: Any, k: int, end: int) -> bool:
+    """ "(proud / new / active) member of ...": a membership said with no subject or verb."""
+    while k < end and doc[k].pos_ in ("ADJ", "DET"):
+        k += 1
+    return k + 1 < end and doc[k].lower_ in ("member", "members") and doc[k + 1].lower_ == "of"
+
+
 def _outside_brackets(toks: Any) -> list[Any]:
     """The tokens of a span that are not inside round brackets."""
     out, depth = [], 0
@@ -376,12 +383,14 @@ def _outside_brackets(toks: Any) -> list[Any]:
 
 
 def _on_work_fragment(st: Parse, cl: Clause) -> bool:
-    """A verbless sentence opening (after "now", "still", ...) with "on" and a named project: "now on the Supplier
-    Scorecard project", "still on Kite, mostly testing"."""
+    """A verbless sentence opening (after "now", "still", ...) with "on" and a named project ("now on the Supplier
+    Scorecard project", "still on Kite, mostly testing") or with "member of" ("Proud member of the X Guild")."""
     doc = st.doc
     k = cl.start
     while k < cl.end and (doc[k].pos_ in ("ADV", "INTJ", "PUNCT") or doc[k].lower_ in INTERJECTIONS):
         k += 1
+    if k < cl.end and (doc[cl.start].is_sent_start or cl.start == 0) and _member_opening(doc, k, cl.end):
+        return True  # "Proud member of the Clayworkers Guild."
     if k >= cl.end or doc[k].lower_ != "on" or not (doc[cl.start].is_sent_start or cl.start == 0):
         return False
     j = k + 1

@@ -684,7 +684,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
             return PART_OF  # "I run Pryce Plumbing", "run my own outfit (Kerrigan Electrical)": one's own business
         if p == "" and g in GROUP_RUNNING_VERBS and _kind_word(st, o) in GROUP_HEADS:
             return PART_OF  # "I'm co-hosting the Elm Street Book Club", "she organises the Larkhill Choir"
-        if g == "be" and p == "of" and _membership_word(st, o):
+        if (g == "be" or (cl.on_work and g == "")) and p == "of" and _membership_word(st, o):
             return PART_OF  # "I'm a member of X", "she's part of X"
         if g == "be" and p == "on" and not _one_off(cl):
             return PART_OF  # "I'm on the board", "on the cardiac ICU"
