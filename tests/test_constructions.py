@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from loregraph.extract.base import SPEAKER, CandidateEntity, CandidateFact, Extraction, ExtractionContext
+from extraction_support import rels
+from loregraph.extract.base import CandidateEntity, CandidateFact, Extraction, ExtractionContext
 from loregraph.extract.local import LocalExtractor
 from loregraph.extract.local.constructions import ConstructionMatcher, load_constructions
 
@@ -17,12 +18,6 @@ NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)
 
 def ctx() -> ExtractionContext:
     return ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user")
-
-
-def rels(x: Extraction) -> set[tuple[str, str, str]]:
-    name = {e.ref: e.name for e in x.entities}
-    name[SPEAKER] = "ME"
-    return {(name[r.source], r.type, name[r.target]) for r in x.relations}
 
 
 def ended(x: Extraction) -> set[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from extraction_support import rels
 from loregraph.extract.base import SPEAKER, CandidateEntity, Extraction, ExtractionContext, PreviousEpisode
 from loregraph.extract.local import LocalExtractor
 
@@ -21,12 +22,6 @@ def ctx(role: str | None = "Rosa", **kw) -> ExtractionContext:
 
 def ents(x: Extraction) -> dict[str, str]:
     return {e.name: e.type for e in x.entities}
-
-
-def rels(x: Extraction) -> set[tuple[str, str, str]]:
-    name = {e.ref: e.name for e in x.entities}
-    name[SPEAKER] = "ME"
-    return {(name[r.source], r.type, name[r.target]) for r in x.relations}
 
 
 # ---- small talk is not a name ------------------------------------------------------------------

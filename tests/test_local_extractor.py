@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from extraction_support import rels as speaker_rels
 from loregraph.extract.base import (
     SPEAKER,
     CandidateEntity,
@@ -40,9 +41,7 @@ def ents(x: Extraction) -> dict[str, str]:
 
 
 def rels(x: Extraction) -> set[tuple[str, str, str]]:
-    name = {e.ref: e.name for e in x.entities}
-    name[SPEAKER] = "USER"
-    return {(name[r.source], r.type, name[r.target]) for r in x.relations}
+    return speaker_rels(x, speaker="USER")
 
 
 def endings(x: Extraction) -> set[tuple[str | None, str | None, str | None]]:

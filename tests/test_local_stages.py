@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from extraction_support import rels as speaker_rels
 from loregraph.extract.base import SPEAKER, CandidateEntity, CandidateFact, Extraction, ExtractionContext
 from loregraph.extract.local import LocalExtractor, kinds
 from loregraph.extract.local.meaning import END, NONE, PhraseLibrary, load_examples
@@ -25,8 +26,7 @@ def names(x: Extraction) -> dict[str, str]:
 
 
 def rels(x: Extraction) -> set[tuple[str, str, str]]:
-    name = {e.ref: e.name for e in x.entities} | {SPEAKER: "USER"}
-    return {(name[r.source], r.type, name[r.target]) for r in x.relations}
+    return speaker_rels(x, speaker="USER")
 
 
 def ends(x: Extraction) -> set[tuple[str | None, str | None, str | None]]:

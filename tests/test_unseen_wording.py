@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from loregraph.extract.base import SPEAKER, Extraction, ExtractionContext
+from extraction_support import rels
+from loregraph.extract.base import Extraction, ExtractionContext
 from loregraph.extract.local import LocalExtractor
 
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)
@@ -18,12 +19,6 @@ NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)
 
 def ctx() -> ExtractionContext:
     return ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user")
-
-
-def rels(x: Extraction) -> set[tuple[str, str, str]]:
-    name = {e.ref: e.name for e in x.entities}
-    name[SPEAKER] = "ME"
-    return {(name[r.source], r.type, name[r.target]) for r in x.relations}
 
 
 def rels_any_case(x: Extraction) -> set[tuple[str, str, str]]:

@@ -50,14 +50,9 @@ def split_clauses(st: Parse, sent: Any) -> list[Clause]:
     doc = st.doc
     bounds = [sent.start]
     has_verb = False
-    depth = 0
+    said = {t.i for t in _outside_brackets(sent)}
     for t in sent:
-        if t.text == "(":
-            depth += 1
-        elif t.text == ")" and depth:
-            depth -= 1
-            continue
-        if depth:
+        if t.i not in said:
             continue  # "Sunita (my team lead) and I are on X": an aside in brackets opens no clause
         if st.at[t.i] != -1:
             continue

@@ -84,20 +84,25 @@ class PersonLeft:
 EndingEvent = SpeakerDropped | MovedProject | MovedOrg | OrgDropped | ProjectDropped | NewRole | LeftOrg | PersonLeft
 
 
+def speaker_names(p: Parse) -> set[str]:
+    """How facts of the graph name the speaker, lower case ("user", their own name, ...)."""
+    return {"user", "speaker", "me", p.speaker_name.lower()}
+
+
 def apply_supersede(p: Parse) -> None:
     """Endings of offered facts that the message clearly replaces."""
     facts = p.ctx.candidate_facts
     if not facts:
         return
-    speaker_names = {"user", "speaker", "me", p.speaker_name.lower()}
+    names = speaker_names(p)
     speaker_projects = {f.target_id for f in facts if f.type == WORKS_ON
-                        and f.source_name.casefold() in speaker_names}
+                        and f.source_name.casefold() in names}
     for event in p.out.events:
         if isinstance(event, LeftOrg):
-            _left_org(p, facts, speaker_names, event)
+            _left_org(p, facts, names, event)
             continue
         if isinstance(event, PersonLeft):
-            _person_left(p, facts, speaker_names, speaker_projects, event)
+            _person_left(p, facts, names, speaker_projects, event)
             continue
         if isinstance(event, SpeakerDropped):
             # "we ditched Firebase": the speaker's own projects stop using it too
@@ -117,7 +122,7 @@ def apply_supersede(p: Parse) -> None:
                     continue
                 src_ok = (s is not SPEAKER and (f.source_id == s.existing_id or
                                                 f.source_name.casefold() == sname.casefold())) or \
-                         (s is SPEAKER and f.source_name.casefold() in speaker_names)
+                         (s is SPEAKER and f.source_name.casefold() in names)
                 if src_ok:
                     p.out.end_fact(f.id, f"moved to {newp.name}")
             continue
@@ -128,11 +133,11 @@ def apply_supersede(p: Parse) -> None:
             members = {f.source_id for f in facts if f.type == PART_OF and (
                 (org.existing_id and f.target_id == org.existing_id)
                 or f.target_name.casefold() == org.name.casefold())}
-            speaker_member = any(f.source_name.casefold() in speaker_names for f in facts
+            speaker_member = any(f.source_name.casefold() in names for f in facts
                                  if f.type == PART_OF and f.source_id in members)
             for f in facts:
                 if f.type == USES and (f.source_id in members or (
-                        speaker_member and f.source_name.casefold() in speaker_names)) and (
+                        speaker_member and f.source_name.casefold() in names)) and (
                         (tool.existing_id and f.target_id == tool.existing_id)
                         or f.target_name.casefold() == tool.name.casefold()):
                     p.out.end_fact(f.id, f"{org.name} dropped {tool.name}")
@@ -158,7 +163,7 @@ def apply_supersede(p: Parse) -> None:
                     continue  # a new job or a new group ends no church, band, club or support group one is in
                 src_ok = (s is not SPEAKER and (f.source_id == s.existing_id or
                                                 f.source_name.casefold() == sname.casefold())) or \
-                         (s is SPEAKER and f.source_name.casefold() in speaker_names)
+                         (s is SPEAKER and f.source_name.casefold() in names)
                 if src_ok:
                     p.out.end_fact(f.id, f"moved to {org.name}")
             continue
@@ -170,8 +175,8 @@ def apply_supersede(p: Parse) -> None:
                 continue
             if not re.search(rf"\b{re.escape(role)}\b", f.fact, re.I):
                 continue
-            if f.source_name.casefold() in speaker_names or f.fact.lower().startswith(
-                    tuple(speaker_names)) or re.search(r"\b(user|speaker)'s\b", f.fact, re.I):
+            if f.source_name.casefold() in names or f.fact.lower().startswith(
+                    tuple(names)) or re.search(r"\b(user|speaker)'s\b", f.fact, re.I):
                 p.out.end_fact(f.id, f"new {role}: {m.name}")
 
 

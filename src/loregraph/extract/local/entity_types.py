@@ -12,6 +12,7 @@ from loregraph.extract.local.mentions import addressed_name
 from loregraph.extract.local.state import (
     Mention,
     Parse,
+    after_adverbs,
     best_type,
     camel,
     clean_name,
@@ -327,9 +328,8 @@ _MEALS_AND_TIMES = frozenset({"breakfast", "lunch", "dinner", "brunch", "dessert
 
 
 def _finite_after(doc: Any, k: int) -> bool:
-    """A finite verb at ``k``, or after one or two adverbs there ("Marta still uses X", "Ines also runs Y")."""
-    while k < len(doc) and doc[k].pos_ == "ADV" and doc[k].dep_ == "advmod" and doc[k].is_lower:
-        k += 1
+    """A finite verb at ``k``, or after adverbs there ("Marta still uses X", "Ines also runs Y")."""
+    k = after_adverbs(doc, k, most=len(doc))
     return k < len(doc) and doc[k].tag_ in _FINITE_AFTER_SUBJECT
 
 

@@ -10,6 +10,7 @@ from loregraph.extract.local.kinds import CONCEPT, ORGANIZATION, PERSON, PROJECT
 from loregraph.extract.local.state import (
     Mention,
     Parse,
+    after_adverbs,
     best_type,
     camel,
     chunk_governor,
@@ -440,9 +441,7 @@ def _quoted_titles(doc: Any) -> list[Mention]:
 
 def _verb_after(doc: Any, k: int) -> bool:
     """A verb at ``k``, or after one or two lower-case adverbs there ("Eliza still uses X")."""
-    for _ in range(2):
-        if k < len(doc) and doc[k].pos_ == "ADV" and doc[k].dep_ == "advmod" and doc[k].is_lower:
-            k += 1
+    k = after_adverbs(doc, k)
     return k < len(doc) and doc[k].pos_ in ("VERB", "AUX")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.endings import LeftOrg, MovedOrg, MovedProject, NewRole, PersonLeft
+from loregraph.extract.local.endings import LeftOrg, MovedOrg, MovedProject, NewRole, PersonLeft, speaker_names
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -174,9 +174,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 if s is not SPEAKER and s.type == PERSON:
                     st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace="rules: X joined my team")
         if v0 == "join" and st.speaker_ok:  # "Marco joined the platform team": a team the graph says is the speaker's
-            speaker_names = {"user", "speaker", st.speaker_name.lower()}
             teams = {f.target_name.lower() for f in st.ctx.candidate_facts
-                     if f.type == PART_OF and f.source_name.lower() in speaker_names}
+                     if f.type == PART_OF and f.source_name.lower() in speaker_names(st)}
             joined = [m for m in ms if m.type == ORGANIZATION and m.start > cl.verbs[0].i and m.name.lower() in teams]
             if joined and is_team(joined[0].name):
                 for s in cl.subj:
@@ -544,9 +543,8 @@ def relate_finished(st: Parse, cl: Clause) -> None:
     if targets or not done:
         return
     # "it's done now" with nothing named here: the speaker's one current work item named in recent messages
-    speaker_names = {"user", "speaker", st.speaker_name.lower()}
     recent = " ".join(e.content.lower() for e in st.ctx.previous_episodes[-4:])
-    open_work = [f for f in st.ctx.candidate_facts if f.type == WORKS_ON and f.source_name.lower() in speaker_names
+    open_work = [f for f in st.ctx.candidate_facts if f.type == WORKS_ON and f.source_name.lower() in speaker_names(st)
                  and f.target_name.lower() in recent]
     if len(open_work) == 1:
         st.out.end_fact(open_work[0].id, "finished", at=at)

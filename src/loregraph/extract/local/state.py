@@ -230,6 +230,14 @@ def nearest_verb_before(doc: Any, i: int) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
+def after_adverbs(doc: Any, k: int, most: int = 2) -> int:
+    """The index after at most ``most`` lower-case adverbs at ``k`` ("Eliza *still* uses X")."""
+    for _ in range(most):
+        if k < len(doc) and doc[k].pos_ == "ADV" and doc[k].dep_ == "advmod" and doc[k].is_lower:
+            k += 1
+    return k
+
+
 def is_verb(st: Parse, t: Any) -> bool:
     if st.at[t.i] != -1:
         return False
