@@ -1608,7 +1608,7 @@ def test_an_officer_of_a_club_or_charity_belongs_to_it(
 
 @pytest.mark.parametrize(("text", "person"), [
     ("Priya is on my team.", "Priya"),
-    ("Dr. Okoye is the senior vet on my team.", "Okoye"),
+    ("Dr. Okoye is the senior vet on my team.", "Dr. Okoye"),
     ("Lou is in our crew now.", "Lou"),
     ("Tomasz, my colleague, handles the Polish side.", "Tomasz"),
 ])

@@ -305,3 +305,118 @@ def test_services_and_carriers_one_is_with_or_helps_at(ex: LocalExtractor, text:
 def test_a_verbless_member_of_is_the_speakers_membership(ex: LocalExtractor) -> None:
     assert ("ME", "PART_OF", "Weavers Guild") in rels(ex.extract("Proud member of the Weavers Guild.", ctx()))
     assert not rels(ex.extract("member of the public here, lol", ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Airtable for the client list, Miro for everything else.", {("ME", "USES", "Airtable"), ("ME", "USES", "Miro")}),
+    ("Grafana for the dashboards now too, no more squinting at raw logs.", {("ME", "USES", "Grafana")}),
+    ("Procreate for the sketches, obviously.", {("ME", "USES", "Procreate")}),
+])
+def test_a_tool_named_for_a_purpose_without_a_verb_is_used(ex: LocalExtractor, text: str,
+                                                          expected: set[tuple[str, str, str]]) -> None:
+    assert expected <= rels(ex.extract(text, ctx()))
+
+
+def test_a_tool_named_for_a_purpose_in_a_question_is_not_used(ex: LocalExtractor) -> None:
+    assert not rels(ex.extract("Miro for the workshops, or is that overkill?", ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("Timesheets we do in Harvestly.", "Harvestly"),
+    ("Payroll is Gusto. The receipts I keep in Dext.", "Dext"),
+])
+def test_work_put_first_then_done_in_a_named_thing_is_a_tool_used(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+def test_no_more_chores_after_a_comma_negates_nothing_before_it(ex: LocalExtractor) -> None:
+    assert ("ME", "USES", "Xero") in rels(ex.extract("we moved the invoicing onto Xero, no more chasing paper.",
+                                                     ctx()))
+    assert ("ME", "USES", "Jira") not in rels(ex.extract("we don't use Jira, no more waiting on tickets.", ctx()))
+
+
+def test_a_vendors_name_before_its_product_is_one_tool(ex: LocalExtractor) -> None:
+    got = ex.extract("error tracking is Firebase Crashlytics these days.", ctx())
+    crash = next(e for e in got.entities if e.name == "Firebase Crashlytics")
+    assert crash.type == "tool" and "Crashlytics" in crash.aliases
+    assert ("ME", "USES", "Firebase Crashlytics") in rels(got)
+    assert not any(e.name in ("Firebase", "Crashlytics") for e in got.entities)
+
+
+def test_a_club_called_by_its_last_word_is_the_club_named_before(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import CandidateEntity
+
+    c = ctx()
+    c.candidates = [CandidateEntity(id="o1", name="Dunmore Warblers", type="organization")]
+    got = ex.extract("I've quit the Warblers, too many late nights.", c)
+    assert [e.existing_id for e in got.entities if e.name == "Dunmore Warblers"] == ["o1"]
+    assert ex.extract("the warblers in our garden woke me up.", c).entities == []
+
+
+def test_a_persons_full_name_with_a_remark_after_it_is_a_person(ex: LocalExtractor) -> None:
+    got = ex.extract("our stage manager is Felix Tran, first show with us.", ctx())
+    assert ("ME", "WORKS_WITH", "Felix Tran") in rels(got)
+    assert ("Felix Tran", "person") in {(e.name, e.type) for e in got.entities}
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("all our invoices sit in Quickfile now.", "Quickfile"),
+    ("test plans live in Qase.", "Qase"),
+    ("everything goes through Tessaly now.", "Tessaly"),
+])
+def test_work_kept_in_or_going_through_an_unknown_name_makes_it_a_tool(ex: LocalExtractor, text: str,
+                                                                      tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["my parents live in Porto.", "our warehouse sits in Tilbury."])
+def test_people_and_places_living_in_a_town_use_no_tool(ex: LocalExtractor, text: str) -> None:
+    assert not rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("our PO Dmitri wants every story in Gherkin.", "Dmitri"),
+    ("my sous Anselm does the butchery.", "Anselm"),
+    ("Petra (our staff eng) ran a spike on Vitest.", "Petra"),
+    ("Amara (our sustainability person) lives in the energy model.", "Amara"),
+    ("our SENCo Mrs Adeyemi set the whole school up on Widgit.", "Mrs Adeyemi"),
+])
+def test_roles_said_short_or_in_brackets_make_a_colleague(ex: LocalExtractor, text: str, person: str) -> None:
+    assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
+
+
+def test_a_former_role_in_brackets_is_no_colleague(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_WITH", "Kofi") not in rels(ex.extract("Kofi (my old boss) called me today.", ctx()))
+
+
+def test_a_title_and_a_full_name_is_the_full_name(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("I'm leading the audit with Dr Farouk Haddad.", ctx()))
+    assert ("ME", "WORKS_WITH", "Farouk Haddad") in got
+
+
+def test_splitting_work_with_someone_is_working_with_them(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_WITH", "Owen") in rels(ex.extract("Owen and I split the support rota between us.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The lead engineer on Harbor Point is Tobias Grant.", ("Tobias Grant", "WORKS_ON", "Harbor Point")),
+    ("the new PM for Orbit is Keisha Lawson.", ("Keisha Lawson", "WORKS_ON", "Orbit")),
+    ("current campaign is Fair Pay Now.", ("ME", "WORKS_ON", "Fair Pay Now")),
+    ("we're working on a podcast series called Tidewater.", ("ME", "WORKS_ON", "Tidewater")),
+])
+def test_who_works_on_a_named_piece_of_work(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_a_series_one_reads_is_no_work_of_ones_own(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_ON", "Tidewater") not in rels(ex.extract("I'm reading a novel called Tidewater.", ctx()))
+
+
+def test_making_a_part_of_a_known_work_is_working_on_it(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import CandidateEntity
+
+    c = ctx()
+    c.candidates = [CandidateEntity(id="p1", name="Tidewater", type="project")]
+    text = "Jonas Ekberg is recording the interviews for Tidewater, he's freelance."
+    assert ("Jonas Ekberg", "WORKS_ON", "Tidewater") in rels(ex.extract(text, c))
+    assert ("Jonas Ekberg", "WORKS_ON", "Tidewater") not in rels(ex.extract(text.replace("Tidewater", "Acme"), c))

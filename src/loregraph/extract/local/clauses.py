@@ -337,7 +337,11 @@ def _nobody(doc: Any, t: Any) -> bool:
 
 
 def _not_only(doc: Any, t: Any) -> bool:
-    """"... and not just because it's cheap", "not only for notes": a 'not' that widens, never negates."""
+    """"... and not just because it's cheap", "not only for notes": a 'not' that widens, never negates; nor does an
+    aside after a comma ("Grafana for dashboards now, no more squinting at logs": the old chore is what stopped)."""
+    if t.lower_ == "no" and t.i >= 1 and doc[t.i - 1].text in (",", "-", "—", "–", ";") and t.i + 2 < len(doc) \
+            and doc[t.i + 1].lower_ == "more" and doc[t.i + 2].lower_.endswith("ing"):
+        return True
     return t.lower_ == "not" and t.i + 1 < len(doc) and doc[t.i + 1].lower_ in _NOT_ONLY
 
 

@@ -688,6 +688,13 @@ def _context_votes(st: Parse, m: Mention) -> None:
             and not _known_thing(st, m):  # (not "my main editor, Prettier plus snippets": a tool)
         m.vote(PERSON, 1.5)
         m.role = prev2.lower_
+    # the speaker's role noun in brackets right after the name: "Petra (our staff eng) ran ...", "Amara (my mentor)"
+    if nxt is not None and nxt.text == "(" and m.source in ("cap", "candidate") and not _known_thing(st, m):
+        inside = list(itertools.takewhile(lambda t: t.text != ")", doc[j + 1:min(n, j + 7)]))
+        role_word = next((t for t in inside if t.lower_ in ROLE_NOUNS or t.lower_ == "person"), None)
+        if inside and inside[0].lower_ in ("our", "my") and role_word is not None:
+            m.vote(PERSON, 1.5)
+            m.role = role_word.lower_
     # "sports brands like X", "companies such as X": an organisation by its kind
     if m.source == "cap" and _kind_before(doc, i) in ORG_NOUNS | {"brand", "company", "label", "chain"}:
         m.vote(ORGANIZATION, 1.0)
@@ -775,6 +782,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(PERSON, 1.0)
     if p in _FLOW_PREPS and m.source == "cap" and gov is not None and gov.i < i and _thing_flows_into(doc, gov, p):
         m.vote(TOOL, 0.9)  # "bookings go through Tablewise", "plot data goes into FieldNote", "cues run off CueDeck"
+    elif p == "in" and m.source == "cap" and gov is not None and gov.i < i and glem in ("live", "sit") \
+            and _thing_flows_into(doc, gov, p):
+        # "test plans live in Qase", "our invoices sit in Quickfile" (a name known to general text may be a town)
+        m.vote(TOOL, 0.5 if common_word(m.name.lower(), 1.0) else 1.5)
     if m.source == "cap" and gov is not None and gov.i < i:
         if p in ("through", "via") and glem not in _MOTION_VERBS and gov.pos_ == "VERB" \
                 and not first_name(m.name.split()[0]):
@@ -958,6 +969,8 @@ def _thing_flows_into(doc: Any, gov: Any, prep: str) -> bool:
     if gov.lemma_ not in _FLOW_VERBS and not (gov.lemma_ == "be" and prep == "on"):
         return False
     subj = [c for c in gov.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if subj and subj[0].lower_ in ("everything", "all"):
+        return True  # "everything goes through Tessaly now"
     if not subj or subj[0].pos_ != "NOUN" or subj[0].lower_ in PEOPLE_NOUNS | ROLE_NOUNS | PLACE_HEADS:
         return False
     return not any(c.dep_ == "poss" and c.lower_ in PERSON_PRONOUNS for c in subj[0].children)
@@ -974,6 +987,8 @@ def _work_cue(st: Parse, m: Mention) -> bool:
     before = [t.lower_ for t in doc[max(doc[m.start].sent.start, m.start - 4):m.start]]
     if before[-1:] in (["called"], ["named"], ["titled"]) and any(w in WORK_NOUNS for w in before[:-1]):
         noun = doc[m.start - 1].head  # "I'm writing a novel called X": the work noun the name is given to
+        if noun.dep_ == "pobj" and noun.head.lower_ == "on" and lemma(noun.head.head) in WORK_VERBS:
+            return False  # "I'm working on a podcast series called X": the speaker's own work, a project
         return not (noun.dep_ == "dobj" and lemma(noun.head) in MAKING_VERBS and noun.head.tag_ != "VBD")
     if _titled_name(st, m):
         return True
@@ -987,7 +1002,10 @@ def _work_cue(st: Parse, m: Mention) -> bool:
     if before[-2:] in [[w, "like"] for w in WORK_NOUNS]:
         return True  # "board games like Hexmoor"
     ap = _appos_head(st, m)
-    if ap is not None and ap.lower_ in WORK_NOUNS:
+    if ap is not None and ap.lower_ in WORK_NOUNS and not (
+            m.end - m.start >= 2 and first_name(doc[m.start].text)
+            and not any(c.dep_ in ("det", "poss") for c in ap.children)):
+        # (not "our ASM is Felix Tran, first show with us": a person's full name, and a remark on them)
         own = lemma(ap.head) in MAKING_VERBS | {"run", "start", "launch", "host"} or any(
             c.dep_ == "poss" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in ap.children)
         return not own or _favourite(ap)  # "we run a small podcast, Drift Notes": the speaker's own work, a project

@@ -91,6 +91,8 @@ def find_mentions(st: Parse) -> list[Mention]:
             first = norm_key(words[0])
             if first not in cand_index and first.rstrip(".") not in HONORIFICS:
                 cand_index[first] = (c, False)
+            elif len(words) == 2 and first.rstrip(".") in HONORIFICS and norm_key(words[1]) not in cand_index:
+                cand_index[norm_key(words[1])] = (c, False)  # "Adeyemi" for "Mrs Adeyemi" named before
         if c.type == ORGANIZATION and len(words) >= 2 and words[-1].lower() in ORG_SUFFIXES \
                 and words[0][:1].isupper() and len(words[0]) >= 4 and not any(w.islower() for w in words):
             first = norm_key(words[0])  # "Initech" for "Initech Labs" (not "LGBTQ" for "LGBTQ support group")
@@ -111,10 +113,24 @@ def find_mentions(st: Parse) -> list[Mention]:
         if c.type == PROJECT and len(words) >= 3 and not words[0].islower() \
                 and all(w.islower() for w in words[1:]) and words[-1] in WORK_ITEM_HEADS | PROJECT_HEADS:
             tails.setdefault(norm_key(" ".join(words[1:])), c)
+    # "the Players" for "Harbourside Players" named before: a club, a troupe or a team called by its last word, a
+    # capitalised plural, after "the"
+    for c in st.ctx.candidates:
+        words = c.name.split()
+        if c.type == ORGANIZATION and len(words) >= 2 and all(w[:1].isupper() for w in words) \
+                and words[-1].isalpha() and words[-1].endswith("s") and len(words[-1]) >= 5 \
+                and words[-1].lower() not in ORG_SUFFIXES:
+            tails.setdefault(words[-1], c)
     maxw = 6
     if tails:
         for i in range(1, n):
             if doc[i - 1].lower_ not in ("the", "that", "this", "our"):
+                continue
+            if doc[i].text in tails and (i + 1 == n or doc[i + 1].dep_ != "compound"):
+                club = tails[doc[i].text]
+                m = Mention(i, i + 1, club.name, source="candidate", existing_id=club.id, aliases=list(club.aliases))
+                m.vote(club.type, 3.0)
+                spans.append((0, i, i + 1, m))
                 continue
             for j in range(min(n, i + maxw), i + 1, -1):
                 known = tails.get(norm_key(doc[i:j].text))
@@ -284,14 +300,18 @@ def find_mentions(st: Parse) -> list[Mention]:
         if npm is not None:
             spans.append((1 if npm.source == "np-strong" else 3, npm.start, npm.end, npm))
 
-    # a capitalised sequence that extends a known name ("Google Classroom") is one product name
+    # a capitalised sequence that extends a known name ("Google Classroom") is one product name, and so is a
+    # vendor's name before one of its products ("Firebase Crashlytics": not two tools)
     lex_spans = {(i, j): m for pr, i, j, m in spans if pr == 1 and m.source == "lexicon"}
     for idx, (pr, i, j, m) in enumerate(spans):
         if pr != 2 or j - i < 2:
             continue
         for (li, lj), lm in lex_spans.items():
             if li == i and lj < j and all(doc[k].pos_ == "PROPN" for k in range(lj, j)) \
-                    and lex.get(doc[lj:j].text) is None:
+                    and (lex.get(doc[lj:j].text) is None or doc[li:lj].text.lower() in _PRODUCT_VENDORS):
+                product = lex.get(doc[lj:j].text)
+                if product is not None:  # "Crashlytics" said later is the same tool
+                    m.aliases.append(product.canonical or product.name)
                 if doc[j - 1].lower_ in ORG_SUFFIXES:
                     m.vote(ORGANIZATION, 2.0)
                 else:
@@ -778,6 +798,7 @@ def _activities_got_into(st: Parse) -> list[Mention]:
 
 _TASTE_VERBS = frozenset({"love", "adore", "enjoy"})  # not "prefer dark mode designs": a choice among options
 _SIGNING_UP = frozenset({"sign", "enroll", "enrol", "register"})
+_PRODUCT_VENDORS = word_class("product_vendors")  # "Firebase Crashlytics", "Google Firebase"
 _GOING = word_class("class_going_verbs")  # "I went to a yoga class"
 _IN_CLASS = word_class("in_class_nouns")  # "I made it in ceramics class", "at salsa class"
 _NOT_THE_PUPILS = word_class("not_pupil_verbs")  # "took my kids to ...", "she teaches at ..."

@@ -65,6 +65,7 @@ from loregraph.extract.local.words import (
     PREFER_VERBS,
     PROJECT_APPOS_HEADS,
     PROJECT_HEADS,
+    ROLE_NOUNS,
     SPEAKER_WORDS,
     SWITCH_VERBS,
     TEAM_HEADS,
@@ -102,7 +103,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     # appositive role: "my colleague Ingrid" → speaker works with Ingrid
     for m in ms:
         if m.type == PERSON and m.role and st.speaker_ok and _role_is_speakers(st, m):
-            rel = KNOWS if m.role in FRIEND_ROLES and not _role_at_work(st, m) else WORKS_WITH
+            rel = KNOWS if (m.role in FRIEND_ROLES and not _role_at_work(st, m)) or _former_role(st, m) \
+                else WORKS_WITH  # ("my old boss Kofi": someone one knows, no colleague now)
             if not cl.question and not (cl.negated and not cl.ended):  # a role holds whatever the verb says
                 st.out.add(SPEAKER, rel, m, cl, 0.85, role=m.role, trace=f"rules: role noun ({m.role})")
                 if _is_new_role(st, m):
@@ -401,7 +403,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 # or an object ("Dario and I do pipeline reviews"); "Anna and I were sitting by the sea" is company
                 thing = any(o.type not in (PERSON, "") for o in objs) \
                     or bool(verbs and any(c.dep_ == "dobj" and c.pos_ == "NOUN" for c in verbs[0].children))
-                if not s.addressed and (lem in WORK_VERBS | COLLAB_VERBS or (lem in USE_VERBS and thing)):
+                if not s.addressed and (lem in WORK_VERBS | COLLAB_VERBS
+                                        or (lem in USE_VERBS | _JOINT_WORK_VERBS and thing)):
                     st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.7, trace="rules: X and I <verb>")
     # "I'm on X alone now" → the speaker no longer works with people named in this message
     # "we don't work together anymore": the speaker's working tie with the people named here ends
@@ -906,6 +909,16 @@ def _in_favour_of(st: Parse, o: Any) -> bool:
 _TALK_OVER_VERBS = word_class("talk_over_verbs")
 _REASSIGN_VERBS = word_class("reassign_verbs")
 _WORK_ROLE_MODIFIERS = word_class("work_role_modifiers")
+
+
+def _former_role(st: Parse, m: Mention) -> bool:
+    """The role is a past one: "Kofi (my old boss)", "my former manager, Ines"."""
+    sent = st.doc[m.start].sent
+    if any(t.lower_ in ROLE_NOUNS and t.lower_ != m.role and any(c.dep_ == "poss" for c in t.children)
+           for t in sent):
+        return False  # "my old preceptor, Rosa, is our nurse manager now": a role held now too
+    return any(t.lower_ == m.role and t.i > sent.start and st.doc[t.i - 1].lower_ in _FORMER_WORDS
+               and abs(t.i - m.start) <= 4 for t in sent)
 
 
 def _role_at_work(st: Parse, m: Mention) -> bool:

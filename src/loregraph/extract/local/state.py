@@ -185,8 +185,8 @@ def clean_name(name: str) -> str:
     if name.lower().startswith("project ") and len(name) > 8:
         name = name[8:]
     first, _, rest = name.partition(" ")
-    if rest and first.lower().rstrip(".") in HONORIFICS:
-        name = rest
+    if rest and first.lower().rstrip(".") in HONORIFICS and " " in rest.strip():
+        name = rest  # "Dr Farouk Haddad" is Farouk Haddad; "Mrs Adeyemi" is known by the title and surname
     if name.endswith(("'s", "’s")):
         name = name[:-2]
     return name.strip()
