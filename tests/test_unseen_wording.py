@@ -420,3 +420,69 @@ def test_making_a_part_of_a_known_work_is_working_on_it(ex: LocalExtractor) -> N
     text = "Jonas Ekberg is recording the interviews for Tidewater, he's freelance."
     assert ("Jonas Ekberg", "WORKS_ON", "Tidewater") in rels(ex.extract(text, c))
     assert ("Jonas Ekberg", "WORKS_ON", "Tidewater") not in rels(ex.extract(text.replace("Tidewater", "Acme"), c))
+
+
+def test_a_decision_heading_decides_what_one_moves_to_not_from(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Decision's in: we're moving the handbook from Confluence to Outline Wiki.", ctx()))
+    assert ("ME", "DECIDED", "Outline Wiki") in got and ("ME", "DECIDED", "Confluence") not in got
+
+
+def test_someone_who_would_rather_we_used_a_tool_prefers_it(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Tomas would much rather we all used Signal.", ctx()))
+    assert ("Tomas", "PREFERS", "Signal") in got
+    assert ("ME", "PREFERS", "Signal") not in got and ("ME", "WORKS_WITH", "Tomas") not in got
+
+
+@pytest.mark.parametrize(("text", "expected", "not_expected"), [
+    ("Saoirse from pastry is stepping up as sous chef.", ("ME", "WORKS_WITH", "Saoirse"), None),
+    ("Ravi has taken over as lead.", ("ME", "WORKS_WITH", "Ravi"), None),
+    ("Henrik stepped down as co-maintainer last month.", None, ("ME", "WORKS_WITH", "Henrik")),
+    ("new regional sec is Pauline Achebe, lovely woman.", ("ME", "WORKS_WITH", "Pauline Achebe"), None),
+    ("Celeste Varga is someone I know from college.", ("ME", "KNOWS", "Celeste Varga"), None),
+    ("the new auditor, Celeste Varga, is someone I know from college.", ("ME", "KNOWS", "Celeste Varga"), None),
+])
+def test_people_taking_a_role_or_known_from_before(ex: LocalExtractor, text: str, expected: tuple[str, str, str] | None,
+                                                   not_expected: tuple[str, str, str] | None) -> None:
+    got = rels(ex.extract(text, ctx()))
+    assert expected is None or expected in got
+    assert not_expected is None or not_expected not in got
+
+
+def test_give_me_a_thing_any_day_is_a_preference(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("I hate YAML configs, give me plain Python any day.", ctx()))
+    assert ("ME", "PREFERS", "Python") in got
+
+
+def test_a_comparison_after_a_comma_praises_the_tool_just_used(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("I draft everything in Obsidian, way nicer than Notion imo.", ctx()))
+    assert ("ME", "PREFERS", "Obsidian") in got and ("ME", "PREFERS", "Notion") not in got
+
+
+def test_a_weekday_is_no_organisation(ex: LocalExtractor) -> None:
+    got = ex.extract("I volunteer Saturdays at the Foleshill Food Bank.", ctx())
+    assert [e.name for e in got.entities] == ["Foleshill Food Bank"]
+
+
+def _with_facts(*facts: tuple[str, str, str]) -> ExtractionContext:
+    from loregraph.extract.base import CandidateEntity, CandidateFact
+
+    c = ctx()
+    names = {n for s, _, o in facts for n in (s, o) if n != "User"}
+    ids = {n: f"e{k}" for k, n in enumerate(sorted(names))} | {"User": "u"}
+    c.candidates = [CandidateEntity(id=ids[n], name=n, type="person" if " " not in n else "project") for n in names]
+    c.candidate_facts = [CandidateFact(id=f"f{k}", source_id=ids[s], source_name=s, type=t, target_id=ids[o],
+                                       target_name=o, fact=f"{s} {t} {o}") for k, (s, t, o) in enumerate(facts)]
+    return c
+
+
+def test_a_colleague_moving_to_another_team_is_no_longer_one(ex: LocalExtractor) -> None:
+    c = _with_facts(("User", "WORKS_WITH", "Tomasz"))
+    got = ex.extract("Tomasz moved over to the fraud squad this week.", c)
+    assert [(e.source, e.type) for e in got.endings] == [("SPEAKER", "WORKS_WITH")]
+    assert not ex.extract("Tomasz moved over to our squad this week.", c).endings
+
+
+def test_a_piece_of_work_said_to_be_over_ends_the_speakers_work_on_it(ex: LocalExtractor) -> None:
+    c = _with_facts(("User", "WORKS_ON", "Fair Wages Now"))
+    got = ex.extract("Fair Wages Now is officially over and I'm being moved onto another campaign.", c)
+    assert [(e.source, e.type) for e in got.endings] == [("SPEAKER", "WORKS_ON")]

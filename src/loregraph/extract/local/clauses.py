@@ -169,6 +169,10 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
             subj.append(None)
         k += 1
     subj_clean = [s for s in subj if s is not None]
+    rather = next((t for t in toks if t.lower_ == "rather"), None)
+    if rather is not None and SPEAKER in subj_clean and len(subj_clean) > 1 and any(
+            t.lower_ in ("we", "i") and t.dep_ == "nsubj" and t.i > rather.i for t in toks):
+        subj_clean = [s for s in subj_clean if s is not SPEAKER]  # "Tomas would rather we used X": his wish
     # drop the person mention after "my manager X" role NP (handled as appos; X is the subject)
     if not subj and all(v.dep_ == "acl" for v in verbs) and st.speaker_ok and (prev is None or not prev.subj) \
             and _self_introduction(st, cl):  # verbless, or only "..., currently running X" on the role

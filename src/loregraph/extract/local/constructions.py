@@ -364,7 +364,9 @@ def _unsaid_i_have(st: Parse, i: int) -> bool:
 def _antecedent_tool(st: Parse, mt: Match) -> Any:
     """The last tool named before a subjectless comparison, not the one it is compared with."""
     better = st.doc[mt.nodes["better"]]
-    if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in (*better.children, *better.head.children)):
+    heads = (*better.children, *better.head.children) if better.head.lemma_ == "be" or better.dep_ in (
+        "acomp", "ROOT") else tuple(better.children)  # (not "I write in X, way nicer than Y": an aside on X)
+    if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in heads):
         return None  # "Height is nicer than Asana": the subject is what is praised (the rules' case)
     than = st.doc[mt.nodes["than"]]
     compared = {t.i for t in than.subtree} | {t.i for t in st.doc[than.i:min(len(st.doc), than.i + 3)]}

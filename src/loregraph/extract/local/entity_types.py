@@ -148,6 +148,10 @@ def type_mentions(st: Parse) -> list[Mention]:
             continue
         if m.source in ("cap", "np") and m.ner in NOT_NAME_LABELS and date_like(doc[m.start:m.end].text):
             continue  # "Last Fri", "two weeks", "5K": dates, times and amounts are not entities
+        if m.source == "cap" and m.end - m.start == 1 and (doc[m.start].lower_ in TIME_WORDS["weekdays"] or (
+                doc[m.start].lower_.endswith("s") and doc[m.start].lower_[:-1] in TIME_WORDS["weekdays"])):
+            m.rejected = True  # "I volunteer Saturdays at X": a weekday, whatever the name finder says
+            continue
         if m.ner in PLACE_LABELS and m.source == "cap" and _where_an_org_is(st, m):
             m.place = True  # "the front desk at Pawsome Vets in Didsbury": where the organisation is
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in PLACE_PREPS \
@@ -320,7 +324,8 @@ def _fills_a_bare_slot(st: Parse, m: Mention) -> bool:
 
 
 _WORK_SLOTS = frozenset({"project", "focus", "priority", "assignment", "gig", "thesis", "build", "job", "task",
-                         "client", "contract", "work", "dissertation", "case"})  # "current project is X": work
+                         "client", "contract", "work", "dissertation", "case", "campaign", "series", "study",
+                         "production", "commission"})  # "current project is X": work
 _MEALS_AND_TIMES = frozenset({"breakfast", "lunch", "dinner", "brunch", "dessert", "tonight", "today", "weather",
                               "name", "birthday", "deadline", "launch", "plan", "goal", "answer", "problem", "issue",
                               "choice", "pick", "option", "bet", "vote", "favourite", "favorite", "fave", "winner",

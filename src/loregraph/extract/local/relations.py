@@ -298,6 +298,10 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             for s in srcs:
                 if s is SPEAKER or s.type == PERSON:
                     st.out.events.append(MovedOrg(s, o))  # "Ana moved to Initech": her other PART_OF facts end
+                if s is not SPEAKER and s.type == PERSON and g in ("move", "transfer") and st.speaker_ok \
+                        and not _speakers_org(st, o):
+                    st.out.end(SPEAKER, WORKS_WITH, s, reason="moved away")  # "Tomasz moved over to the fraud
+                    # squad": no longer the speaker's colleague (but "Ana moved to our team" is one)
         rtype = _rel_for(st, g, p, o, cl)
         if rtype is None:
             continue
@@ -430,7 +434,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
 
 
 _DECISION_HEADINGS = (("decided",), ("decision",), ("decision", "made"), ("final", "call"), ("final", "decision"),
-                      ("verdict",), ("settled",), ("it", "'s", "official"))
+                      ("verdict",), ("settled",), ("it", "'s", "official"), ("decision", "'s", "in"),
+                      ("decision", "is", "in"), ("it", "'s", "decided"), ("ok", "decided"), ("so", "decided"))
 
 
 def relate_decision_heading(st: Parse, cl: Clause) -> None:
@@ -451,7 +456,8 @@ def relate_decision_heading(st: Parse, cl: Clause) -> None:
                                 for h in _DECISION_HEADINGS):
         return
     for m in st.mentions:
-        if m.type in (TOOL, ORGANIZATION) and m.ref and cl.start <= m.start < cl.end and m.start > words[colon].i:
+        if m.type in (TOOL, ORGANIZATION) and m.ref and cl.start <= m.start < cl.end and m.start > words[colon].i \
+                and doc[m.start - 1].lower_ not in ("from", "off"):  # (not what is moved away from)
             st.out.add(SPEAKER, DECIDED, m, cl, 0.8, trace="rules: a decision heading")
 
 
@@ -531,8 +537,8 @@ def relate_finished(st: Parse, cl: Clause) -> None:
     text = " " + " ".join(t.lower_ for t in doc[cl.start:cl.end]) + " "
     finished = any(lemma(v) in FINISH_VERBS and v.tag_ in ("VBD", "VBN") for v in cl.verbs) or (
         " wrapped up " in text)
-    bare = " " + " ".join(t.lower_ for t in doc[cl.start:cl.end]
-                          if t.pos_ != "ADV" or t.lower_ in ("not", "no", "never", "up", "almost", "nearly")) + " "
+    kept_adverbs = ("not", "no", "never", "up", "almost", "nearly", "over")
+    bare = " " + " ".join(t.lower_ for t in doc[cl.start:cl.end] if t.pos_ != "ADV" or t.lower_ in kept_adverbs) + " "
     done = any(mk in text or mk in bare for mk in DONE_MARKERS)  # "is officially wrapped", "'s finally done"
     if not (finished or done) or (finished and SPEAKER not in cl.subj and not done):
         return
@@ -909,6 +915,16 @@ def _in_favour_of(st: Parse, o: Any) -> bool:
 _TALK_OVER_VERBS = word_class("talk_over_verbs")
 _REASSIGN_VERBS = word_class("reassign_verbs")
 _WORK_ROLE_MODIFIERS = word_class("work_role_modifiers")
+
+
+def _speakers_org(st: Parse, org: Mention) -> bool:
+    """The organisation or team is the speaker's: "our team", or one the graph says the speaker is part of."""
+    doc = st.doc
+    if any(t.lower_ in ("our", "my") for t in doc[max(0, org.start - 2):org.end]):
+        return True
+    mine = {f.target_name.casefold() for f in st.ctx.candidate_facts
+            if f.type == PART_OF and f.source_name.casefold() in speaker_names(st)}
+    return org.name.casefold() in mine
 
 
 def _former_role(st: Parse, m: Mention) -> bool:
