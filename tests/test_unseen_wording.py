@@ -486,3 +486,28 @@ def test_a_piece_of_work_said_to_be_over_ends_the_speakers_work_on_it(ex: LocalE
     c = _with_facts(("User", "WORKS_ON", "Fair Wages Now"))
     got = ex.extract("Fair Wages Now is officially over and I'm being moved onto another campaign.", c)
     assert [(e.source, e.type) for e in got.endings] == [("SPEAKER", "WORKS_ON")]
+
+
+def test_a_new_role_holder_named_after_someone_left_for_elsewhere_is_a_colleague(ex: LocalExtractor) -> None:
+    text = "Marcus left for a fintech in Leeds last week, the new PO is Hannelore and she's lovely."
+    assert ("ME", "WORKS_WITH", "Hannelore") in rels(ex.extract(text, ctx()))
+    assert ("ME", "WORKS_WITH", "Jo Bloggs") not in rels(ex.extract("the new CEO at Stripe is Jo Bloggs.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("so I've got a new TA now, Kayleigh, straight out of college.", "Kayleigh"),
+    ("Dagny (our staff eng) ran a spike on Vitest last week.", "Dagny"),
+])
+def test_a_role_the_speaker_has_named_after_a_comma_or_before_brackets(ex: LocalExtractor, text: str,
+                                                                        person: str) -> None:
+    assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
+
+
+def test_someone_elses_new_boss_is_no_colleague(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_WITH", "Kayleigh") not in rels(ex.extract("she has a new boss, Kayleigh.", ctx()))
+
+
+def test_the_work_the_speaker_owns_then_named_is_theirs(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("the service I own, Ledgerline, gets its client generated from the schemas.", ctx()))
+    assert ("ME", "WORKS_ON", "Ledgerline") in got
+    assert not rels(ex.extract("the band I love, Wet Leg, is touring.", ctx()))

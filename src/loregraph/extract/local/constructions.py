@@ -404,8 +404,8 @@ def _said(st: Parse, cl: Clause, effect: dict[str, Any]) -> bool:
     words, unless = effect.get("when_said"), effect.get("unless_said")
     if not words and not unless:
         return True
-    sent = st.doc[cl.start].sent
-    text = " " + " ".join(t.lower_ for t in sent) + " "
+    span = st.doc[cl.start:cl.end] if effect.get("within") == "clause" else st.doc[cl.start].sent
+    text = " " + " ".join(t.lower_ for t in span) + " "
     if unless and any(f" {w} " in text for w in unless):
         return False
     return not words or any(f" {w} " in text for w in words)

@@ -687,12 +687,16 @@ def _context_votes(st: Parse, m: Mention) -> None:
                 or _possessed_by_speaker(prev):
             m.vote(PERSON, 1.5)
             m.role = prev.lower_
-    # role noun and a comma in front: "my editor, Ana Lima, ...", "our head chef, Tomas, ..."
-    if prev is not None and prev.text == "," and prev2 is not None and prev2.lower_ in ROLE_NOUNS \
-            and m.source in ("cap", "candidate", "lexicon") and _possessed_by_speaker(prev2) \
+    # role noun and a comma in front: "my editor, Ana Lima, ...", "our head chef, Tomas, ...", "a new TA now, Kay"
+    before_comma = prev2
+    if prev is not None and prev.text == "," and prev2 is not None and prev2.lower_ in ("now", "too", "also") \
+            and i >= 3:
+        before_comma = doc[i - 3]
+    if prev is not None and prev.text == "," and before_comma is not None and before_comma.lower_ in ROLE_NOUNS \
+            and m.source in ("cap", "candidate", "lexicon") and _possessed_by_speaker(before_comma) \
             and not _known_thing(st, m):  # (not "my main editor, Prettier plus snippets": a tool)
         m.vote(PERSON, 1.5)
-        m.role = prev2.lower_
+        m.role = before_comma.lower_
     # the speaker's role noun in brackets right after the name: "Petra (our staff eng) ran ...", "Amara (my mentor)"
     if nxt is not None and nxt.text == "(" and m.source in ("cap", "candidate") and not _known_thing(st, m):
         inside = list(itertools.takewhile(lambda t: t.text != ")", doc[j + 1:min(n, j + 7)]))
@@ -1096,7 +1100,9 @@ def _favourite(noun: Any) -> bool:
 def _possessed_by_speaker(noun: Any) -> bool:
     """"my/our (new) <noun>": the noun has a first-person possessive."""
     return any(c.dep_ == "poss" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in noun.children) or any(
-        t.lower_ in ("my", "our") for t in noun.doc[max(noun.sent.start, noun.i - 3):noun.i])
+        t.lower_ in ("my", "our") for t in noun.doc[max(noun.sent.start, noun.i - 3):noun.i]) or (
+        noun.dep_ == "dobj" and noun.head.lemma_ in ("have", "get", "hire") and any(
+            c.dep_ == "nsubj" and c.lower_ in ("i", "we") for c in noun.head.children))  # "I've got a new TA"
 
 
 def _copula_other(st: Parse, m: Mention) -> Any:

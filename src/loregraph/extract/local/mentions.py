@@ -243,7 +243,7 @@ def find_mentions(st: Parse) -> list[Mention]:
                 and not camel(tok.text) \
                 and not (tok.dep_ in ("nsubj", "nsubjpass") and not tok.is_stop and _verb_after(doc, j)) \
                 and not (j + 1 < n and doc[j].lower_ == "and" and doc[j + 1].lower_ in ("i", "me")) \
-                and not (j + 1 < n and doc[j].text == "," and doc[j + 1].lower_ in ("my", "our")) \
+                and not (j + 1 < n and doc[j].text in (",", "(") and doc[j + 1].lower_ in ("my", "our")) \
                 and not (j + 1 < n and doc[j].lower_ == "from" and doc[j + 1].pos_ in ("DET", "PROPN", "NOUN")):
             i = j
             continue

@@ -781,7 +781,10 @@ def _role_is_speakers(st: Parse, m: Mention) -> bool:
     window = doc[max(0, m.start - 6):min(len(doc), m.end + 7)]  # "Carmen, a friend from my MA"
     return any(t.lower_ in ("my", "our", "mine", "ours") for t in window) or any(
         t.lower_ == m.role and t.left_edge.is_sent_start and t.dep_ == "nsubj" and not any(
-            c.dep_ in ("det", "poss") for c in t.children) for t in window)  # "Director is Marguerite Lennox."
+            c.dep_ in ("det", "poss") for c in t.children) for t in window) or any(  # "Director is Marguerite Lennox."
+        t.lower_ == m.role and t.dep_ == "dobj" and t.head.lemma_ in ("have", "get", "hire") and any(
+            c.dep_ == "nsubj" and c.lower_ in ("i", "we") for c in t.head.children) for t in window)  # "I've got a
+    # new TA now, Kayleigh"
 
 
 def _is_new_role(st: Parse, m: Mention) -> bool:
