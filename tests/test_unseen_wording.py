@@ -511,3 +511,44 @@ def test_the_work_the_speaker_owns_then_named_is_theirs(ex: LocalExtractor) -> N
     got = rels(ex.extract("the service I own, Ledgerline, gets its client generated from the schemas.", ctx()))
     assert ("ME", "WORKS_ON", "Ledgerline") in got
     assert not rels(ex.extract("the band I love, Wet Leg, is touring.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "old", "new"), [
+    ("Jenkins was replaced by Buildkite in March.", "Jenkins", "Buildkite"),
+    ("Kafka got swapped out for Redpanda last week.", "Kafka", "Redpanda"),
+    ("our old wiki has been replaced with Notion.", None, "Notion"),
+    ("we swapped Jenkins for Buildkite.", "Jenkins", "Buildkite"),
+])
+def test_a_thing_replaced_ends_and_its_successor_is_used(ex: LocalExtractor, text: str, old: str | None,
+                                                         new: str) -> None:
+    got = ex.extract(text, ctx())
+    names = {e.ref: e.name for e in got.entities}
+    assert ("ME", "USES", new) in rels(got)
+    assert not any(s == old for s, _, _ in rels(got))  # what was replaced uses nothing
+    if old is not None:
+        assert [(e.source, e.type, names[e.target]) for e in got.endings] in (
+            [("SPEAKER", "USES", old)], [("SPEAKER", None, old)])
+
+
+def test_a_replacement_reaches_the_speakers_own_project(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import CandidateEntity, CandidateFact
+
+    c = ctx()
+    c.candidates = [CandidateEntity(id="p", name="Ledgerline", type="project"),
+                    CandidateEntity(id="k", name="Kafka", type="tool")]
+    c.candidate_facts = [
+        CandidateFact(id="f1", source_id="u", source_name="User", type="WORKS_ON", target_id="p",
+                      target_name="Ledgerline", fact="User works on Ledgerline"),
+        CandidateFact(id="f2", source_id="p", source_name="Ledgerline", type="DEPENDS_ON", target_id="k",
+                      target_name="Kafka", fact="Ledgerline depends on Kafka")]
+    got = ex.extract("Kafka got swapped out for Redpanda last week.", c)
+    assert "f2" in {e.fact_id for e in got.endings}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Ledgerline leans on Kafka for the settlement events.", ("Ledgerline", "DEPENDS_ON", "Kafka")),
+    ("Trailmix calls out to Adyen for the payments.", ("Trailmix", "DEPENDS_ON", "Adyen")),
+])
+def test_a_system_leaning_on_or_calling_out_to_a_tool_depends_on_it(ex: LocalExtractor, text: str,
+                                                                   expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))

@@ -134,7 +134,7 @@ class Collector:
         self.endings.append(ExtractedEnding(source=sr, type=rtype, target=orf, reason=reason,
                                             at=at if at is not None else self.clause_at))  # a code, never raw text
         if s is SPEAKER and rtype in (None, USES) and getattr(o, "type", "") in (TOOL, CONCEPT) \
-                and self.clause_we:
+                and (self.clause_we or reason == "replaced"):  # ("X got replaced by Y": on the speaker's side)
             self.events.append(SpeakerDropped(o))
         if s is not SPEAKER and getattr(s, "type", "") == ORGANIZATION and rtype in (None, USES) \
                 and getattr(o, "type", "") in (TOOL, CONCEPT):

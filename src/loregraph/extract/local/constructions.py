@@ -431,7 +431,7 @@ def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
                 continue
             for o in _targets(st, cl, mt, e["target"]):
                 if o is not None and o is not SPEAKER and o is not s and (id(s), id(o)) not in kept:
-                    st.out.end(s, e.get("type"), o, reason="construction")
+                    st.out.end(s, e.get("type"), o, reason=e.get("reason", "construction"))
         for r in c.relations:
             s = _node(st, cl, mt, r["source"])
             if s is None or not _said(st, cl, r) or (cl.ended and s is SPEAKER and not c.endings):

@@ -817,9 +817,11 @@ def _context_votes(st: Parse, m: Mention) -> None:
             and any(c.dep_ == "dobj" and c.pos_ == "NOUN" and c.lower_ not in PEOPLE_NOUNS
                     for c in doc[j - 1].head.children):
         m.vote(TOOL, 1.0)  # "Paywell handles all the invoicing", "Paywell replaced our old spreadsheets"
-    if m.source == "cap" and doc[j - 1].dep_ == "nsubj" and not first_name(m.name.split()[0]) \
+    read_as_compound = doc[j - 1].dep_ == "compound" and doc[j - 1].head.i == j and doc[j - 1].head.tag_ == "VBZ"
+    if m.source == "cap" and (doc[j - 1].dep_ == "nsubj" or read_as_compound) and not first_name(m.name.split()[0]) \
             and not (m.weak and (doc[m.start].tag_ == "NNS" or common_word(doc[m.start].lower_))) \
-            and _stands_on_a_known_tool(st, doc[j - 1].head):  # (not "Deploys run on Render": a plain noun)
+            and _stands_on_a_known_tool(st, doc[j - 1].head):  # (not "Deploys run on Render": a plain noun; the
+        # parser reads "Ledgerline leans on Kafka" as a compound before the verb)
         m.vote(PROJECT, 1.5)  # "Atlas runs on Postgres", "Vela needs Rust to build": a system, not a person
     if gov is not None and m.source in ("cap", "np"):
         obj_like = gov.i < i

@@ -242,6 +242,8 @@ def find_mentions(st: Parse) -> list[Mention]:
         if sent_start and j - i == 1 and tok.pos_ not in ("PROPN",) and tok.tag_ not in ("NNP", "NNPS") \
                 and not camel(tok.text) \
                 and not (tok.dep_ in ("nsubj", "nsubjpass") and not tok.is_stop and _verb_after(doc, j)) \
+                and not (tok.dep_ == "compound" and tok.head.i == j and tok.head.pos_ == "VERB"
+                         and tok.head.tag_ == "VBZ" and not tok.is_stop) \
                 and not (j + 1 < n and doc[j].lower_ == "and" and doc[j + 1].lower_ in ("i", "me")) \
                 and not (j + 1 < n and doc[j].text in (",", "(") and doc[j + 1].lower_ in ("my", "our")) \
                 and not (j + 1 < n and doc[j].lower_ == "from" and doc[j + 1].pos_ in ("DET", "PROPN", "NOUN")):

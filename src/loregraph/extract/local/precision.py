@@ -243,7 +243,20 @@ def held(st: Parse, r: ExtractedRelation, targets: list[Mention], sources: list[
         if r.type == PREFERS and r.trace.startswith(("rules: verb class", "meaning")) and targets \
                 and all(modifier_only(st, m) for m in targets):
             return True
+    if r.source != SPEAKER and sources and all(replaced(st, m) for m in sources):
+        return True
     return bool(r.source != SPEAKER and sources and all(no_name(st, m, sent) for m in sources))
+
+
+_REPLACING_VERBS = frozenset({"replace", "swap", "switch", "substitute", "supersede"})
+
+
+def replaced(st: Parse, m: Mention) -> bool:
+    """The mention is what a passive replacement replaced ("Jenkins was replaced by Buildkite", "Kafka got swapped
+    out for Redpanda"): it is no subject of the successor's facts."""
+    head = st.doc[m.end - 1]
+    return head.dep_ == "nsubjpass" and head.head.lemma_ in _REPLACING_VERBS and any(
+        c.dep_ in ("prep", "agent") and c.lower_ in ("by", "for", "with") for c in head.head.children)
 
 
 def gate(st: Parse, origin: dict[int, Any]) -> list[ExtractedRelation]:
