@@ -552,3 +552,27 @@ def test_a_replacement_reaches_the_speakers_own_project(ex: LocalExtractor) -> N
 def test_a_system_leaning_on_or_calling_out_to_a_tool_depends_on_it(ex: LocalExtractor, text: str,
                                                                    expected: tuple[str, str, str]) -> None:
     assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm building Orbit with Dana these days.", ("Dana", "WORKS_ON", "Orbit")),
+    ("I co-run the Fair Fares campaign with Grace.", ("Grace", "WORKS_ON", "Fair Fares campaign")),
+    ("I co-run the Fair Fares campaign with Grace.", ("ME", "WORKS_ON", "Fair Fares campaign")),
+])
+def test_a_partner_on_the_speakers_work_works_on_it_too(ex: LocalExtractor, text: str,
+                                                       expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_a_manager_named_beside_the_work_is_no_partner_on_it(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("I'm working on Orbit, my manager Dana says it's late.", ctx()))
+    assert ("Dana", "WORKS_ON", "Orbit") not in got
+
+
+def test_a_known_work_named_without_a_middle_word_is_the_same_work(ex: LocalExtractor) -> None:
+    from loregraph.extract.base import CandidateEntity
+
+    c = ctx()
+    c.candidates = [CandidateEntity(id="p1", name="heparin drip checklist", type="project")]
+    got = ex.extract("Zofia took over the heparin checklist last week.", c)
+    assert ("Zofia", "WORKS_ON", "heparin drip checklist") in rels(got)

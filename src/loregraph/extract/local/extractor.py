@@ -20,6 +20,7 @@ from loregraph.extract.local.relations import (
     relate,
     relate_decision_heading,
     relate_finished,
+    relate_partners,
     relate_pets,
     relate_setup_heading,
 )
@@ -225,6 +226,7 @@ class LocalExtractor:
                     cl.when = settle_tense(doc, cl.start, cl.end, cl.when, context.reference_time)
                 p.out.clause_at = cl.when.when if cl.when is not None else None
                 analyse_clause(p, cl, prev)
+                added_before = len(p.out.relations)
                 relate(p, cl, prev)
                 relate_constructions(p, cl, matches)
                 relate_finished(p, cl)
@@ -233,6 +235,7 @@ class LocalExtractor:
                 relate_setup_heading(p, cl)
                 if self._library is not None:
                     relate_by_meaning(p, cl, self._library)
+                relate_partners(p, cl, p.out.relations[added_before:])
                 prev = cl
             for r in p.out.relations:
                 origin.setdefault(id(r), sent)

@@ -105,6 +105,13 @@ def find_mentions(st: Parse) -> list[Mention]:
             if len(short_name) >= 4 and (not all(w.islower() for w in words[:-1])
                                          or not any(common_word(w, SHORT_NAME_ZIPF) for w in words[:-1])):
                 cand_index.setdefault(norm_key(short_name), (c, True))
+    # "the heparin checklist" for "heparin drip checklist" named before: a known work named without one of its
+    # middle words
+    for c in st.ctx.candidates:
+        words = c.name.split()
+        if c.type == PROJECT and len(words) >= 3 and words[-1].lower() in WORK_ITEM_HEADS | PROJECT_HEADS:
+            for k in range(1, len(words) - 1):
+                cand_index.setdefault(norm_key(" ".join(words[:k] + words[k + 1:])), (c, True))
     # "the handoff template" for "PICU handoff template" named before: a definite description that is the known
     # work's name without its leading qualifier (two lower-case words or more, ending in a work-item head)
     tails: dict[str, CandidateEntity] = {}

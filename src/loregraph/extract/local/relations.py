@@ -946,3 +946,30 @@ def _role_at_work(st: Parse, m: Mention) -> bool:
     sent = st.doc[m.start].sent
     return any(t.lower_ == m.role and t.i > sent.start and st.doc[t.i - 1].lower_ in _WORK_ROLE_MODIFIERS
                for t in sent)
+
+
+_PARTNER_TRACES = ("rules: verb class with a person", "rules: X and I", "rules: X <works> with me",
+                   "rules: X <verb> with me", "construction: person_and_i", "construction: me_and_person")
+
+
+def relate_partners(st: Parse, cl: Clause, new: list[Any]) -> None:
+    """A partner on the speaker's work works on it too: "I'm building Orbit with Dana" (Dana works on Orbit),
+    "Grace is co-running the campaign with me" (so does the speaker). ``new``: the relations this clause added."""
+    if not st.speaker_ok:
+        return
+    by_ref = {m.ref: m for m in st.mentions if m.ref}
+    partners = [by_ref[r.target if r.source == SPEAKER else r.source] for r in new
+                if r.type == WORKS_WITH and SPEAKER in (r.source, r.target) and r.trace.startswith(_PARTNER_TRACES)
+                and (r.target if r.source == SPEAKER else r.source) in by_ref]
+    if not partners:
+        return
+    ids = {id(m) for m in partners}
+    for r in new:
+        if r.type != WORKS_ON or r.target not in by_ref:
+            continue
+        work = by_ref[r.target]
+        if r.source == SPEAKER:
+            for m in partners:
+                st.out.add(m, WORKS_ON, work, cl, 0.7, trace="rules: a partner on the speaker's work")
+        elif r.source in by_ref and id(by_ref[r.source]) in ids:
+            st.out.add(SPEAKER, WORKS_ON, work, cl, 0.7, trace="rules: the speaker's partner on a work")

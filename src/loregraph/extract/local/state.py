@@ -128,6 +128,9 @@ def _co_verb(rest: str) -> str:
             cand = rest[: len(rest) - len(suf)] + rep if suf else rest
             if cand in _CO_VERBS or cand in ALL_VERBS:
                 return cand
+            if suf in ("ing", "ed") and not rep and len(cand) > 2 and cand[-1] == cand[-2] \
+                    and (cand[:-1] in _CO_VERBS or cand[:-1] in ALL_VERBS):
+                return cand[:-1]  # "running" → "run", "planned" → "plan"
     return rest
 
 
