@@ -576,3 +576,19 @@ def test_a_known_work_named_without_a_middle_word_is_the_same_work(ex: LocalExtr
     c.candidates = [CandidateEntity(id="p1", name="heparin drip checklist", type="project")]
     got = ex.extract("Zofia took over the heparin checklist last week.", c)
     assert ("Zofia", "WORKS_ON", "heparin drip checklist") in rels(got)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("moved my reading notes into Quillpad this week, I like it way better tbh", ("ME", "PREFERS", "Quillpad")),
+    ("Sipho from the next farm over is helping with the deliveries now.", ("ME", "WORKS_WITH", "Sipho")),
+    ("quick context: main project is Kestrel Survey.", ("ME", "WORKS_ON", "Kestrel Survey")),
+    ("Ravi's running design on Saltmarsh with me now.", ("ME", "WORKS_WITH", "Ravi")),
+])
+def test_liking_helping_current_work_and_a_contracted_is(ex: LocalExtractor, text: str,
+                                                        expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["Mum is helping with the kids this week.", "Ana's running shoes are red."])
+def test_family_help_and_a_possessive_before_an_ing_noun_state_nothing(ex: LocalExtractor, text: str) -> None:
+    assert not rels(ex.extract(text, ctx()))

@@ -60,7 +60,8 @@ def merge_prefixes(doc: Any) -> None:
                 retok.merge(span)
 
 
-_NAME_CONTRACTION = re.compile(r"(?<!St\. )(?<!St )(?<!Saint )\b([A-Z][a-z]+)['’]s (?=(\w+)\b(?:\s+(\w+))?)")
+_NAME_CONTRACTION = re.compile(
+    r"(?<!St\. )(?<!St )(?<!Saint )\b([A-Z][a-z]+)['’]s (?=(\w+)\b(?:\s+(\w+))?(?:\s+(\w+))?)")
 _AFTER_A_VERB_ING = frozenset({"the", "a", "an", "on", "with", "for", "at", "in", "into", "onto", "over", "up", "out",
                                "our", "my", "his", "her", "their", "it", "them", "us", "me", "point", "things"})
 _IS_NEXT = word_class("contraction_is_next")
@@ -80,8 +81,10 @@ def expand_name_contractions(text: str, keep: frozenset[str] = frozenset()) -> s
         if nxt in _IS_NEXT:
             return f"{m.group(1)} is "
         after = (m.group(3) or "").lower()
-        if nxt.endswith("ing") and len(nxt) > 5 and (after in _AFTER_A_VERB_ING or (m.group(3) or "a")[0].isupper()):
-            return f"{m.group(1)} is "  # "Ravi's running the show", "Ana's working on Kite" (not "Ana's running shoes")
+        if nxt.endswith("ing") and len(nxt) > 5 and (after in _AFTER_A_VERB_ING or (m.group(3) or "a")[0].isupper()
+                                                    or (m.group(4) or "").lower() in ("on", "for", "with")):
+            return f"{m.group(1)} is "  # "Ravi's running the show", "Ana's working on Kite", "Ravi's running design
+            # on X" (not "Ana's running shoes")
         return m.group(0)
     return _NAME_CONTRACTION.sub(expand, text)
 
