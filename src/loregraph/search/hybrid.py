@@ -516,26 +516,34 @@ class HybridSearch:
     def _bfs(self, groups: list[str], entities: dict[str, Entity], seeds: list[str], depth: int,
              tf: TimeFilter, fetch: int) -> list[str]:
         """Facts around the best entities: hop 1 = facts touching a seed, hop 2 = facts touching the first
-        neighbours reached. Two bounded queries per group, so hubs (the speaker, a popular tool) stay cheap."""
+        neighbours reached. Two bounded reads per group (one statement on PostgreSQL), so hubs (the speaker, a
+        popular tool) stay cheap."""
         ranked: list[tuple[int, int, str]] = []
         rank_of = {s: i for i, s in enumerate(seeds)}
+        width = self.BFS_NEIGHBOURS if depth >= 2 else 0
         for gid in groups:
             mine = [s for s in seeds if entities[s].group_id == gid]
             if not mine:
                 continue
+            second: list[tuple[str, str, str]] | None = None
+            if len(mine) == len(seeds):  # the store picks hop 2's starts as below
+                first, second = self.store.fact_edges_two_hops(gid, mine, tf, fetch, width)
+            else:  # another group's seeds are no neighbours here either (ids are per group): hop by hop
+                first = self.store.fact_edges(gid, mine, tf, limit=fetch)
             neighbours: dict[str, int] = {}
-            for fid, src, dst in self.store.fact_edges(gid, mine, tf, limit=fetch):
+            for fid, src, dst in first:
                 seed = src if src in rank_of else dst
                 r = rank_of.get(seed, len(seeds))
                 ranked.append((1, r, fid))
                 other = dst if seed == src else src
                 if other not in rank_of:
                     neighbours.setdefault(other, r)
-            if depth >= 2 and neighbours:
-                near = sorted(neighbours, key=lambda x: neighbours[x])[:self.BFS_NEIGHBOURS]
-                for fid, src, dst in self.store.fact_edges(gid, near, tf, limit=fetch):
-                    r = min(neighbours.get(src, len(seeds)), neighbours.get(dst, len(seeds)))
-                    ranked.append((2, r, fid))
+            if second is None and width and neighbours:
+                near = sorted(neighbours, key=lambda x: neighbours[x])[:width]
+                second = self.store.fact_edges(gid, near, tf, limit=fetch)
+            for fid, src, dst in second or []:
+                r = min(neighbours.get(src, len(seeds)), neighbours.get(dst, len(seeds)))
+                ranked.append((2, r, fid))
         ranked.sort()
         return list(dict.fromkeys(fid for _, _, fid in ranked))
 
