@@ -7,6 +7,7 @@ answers what was true at a time. Every primitive is scoped to the requested grou
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from loregraph.graph.types import Community, Entity, Episode, Fact, as_utc, validate_group_id
 from loregraph.models.embedder import Embedder
 from loregraph.search.graph import GraphQuery, route
-from loregraph.search.turns import holds_question, rank_turns
+from loregraph.search.turns import ANSWER_POOL, holds_question, rank_turns
 from loregraph.store.base import Hit, Store, TimeFilter
 
 SearchPart = Literal["facts", "entities", "episodes", "communities"]
@@ -45,6 +46,9 @@ SMALL_EVIDENCE_CONTEXT_OF_A_QUESTION = (0, 1)
 # long as k = 25 keeps all the context (with the rule @25 0.884 -> 0.878, 0.881 with the best 75).
 EVIDENCE_CONTEXT_RANK = 30
 WHOLE_CONTEXT_FROM_K = 25
+# with a prefetcher, the rows of this many of the best fused messages are read beside the pool's places (the
+# rescoring loads the best ``ANSWER_POOL`` that pass the filters first; a few more cover those that do not)
+HEAD_ROWS = ANSWER_POOL + 10
 # Relevance floor: a search whose best match (cosine of the query to the closest fact, entity or message) stays
 # below this returns nothing, flagged ``below_floor``; 0 turns the floor off. Measured with all-MiniLM-L6-v2
 # (docs/relevance-floor.md): the highest floor (0.025 steps) that empties no on-topic question — LoCoMo's
@@ -364,6 +368,17 @@ class HybridSearch:
         closest: dict[str, float] = {}  # closest cosine per part: the calibrated relevance signal
         ent_ranked = self._fused("entity", groups, req.query, qvec, pools["entity"], tf, req,
                                  _results(early.get("entity")), best=closest)
+        bfs_fetch = max(req.limit * 5, self.FACT_POOL)
+        guess: list[str] = []
+        walked: Future[list[str]] | None = None
+        if (self._prefetcher is not None and "facts" in req.include and req.bfs_depth and len(groups) == 1
+                and not flt.entity_types and ent_ranked):
+            # the graph expansion from the best three entities, on the prefetcher while this thread reads their
+            # rows: those rows only confirm them as the seeds (one is missing only if deleted meanwhile; then it
+            # runs again from the seeds found)
+            guess = [i for i, _ in ent_ranked[:3]]
+            walked = self._prefetcher.submit(self._bfs, groups, dict.fromkeys(guess, groups[0]), guess,
+                                             req.bfs_depth, tf, bfs_fetch)
         entities: dict[str, Entity] = {}
         need = max(req.limit, 3)
         for start in range(0, len(ent_ranked), need * 2):  # load in score order until enough pass the filter
@@ -380,7 +395,9 @@ class HybridSearch:
             seeds = [i for i, _ in ent_order[:3]]
             bfs_ranking: list[str] = []
             if req.bfs_depth and seeds:
-                bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, max(req.limit * 5, self.FACT_POOL))
+                bfs_ranking = (walked.result() if walked is not None and seeds == guess else
+                               self._bfs(groups, {s: entities[s].group_id for s in seeds}, seeds, req.bfs_depth,
+                                         tf, bfs_fetch))
             # facts keep the smaller pool: the wider one paid off for episodes only (LoCoMo, conversations 0-4)
             bm25, vec = _results(early.get("fact")) or self._hits("fact", groups, req.query, qvec, fact_fetch, tf)
             if vec:
@@ -485,12 +502,12 @@ class HybridSearch:
         ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req, hits, best=best)
         out.closest = best.get("episode")
         if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
+            load = self._head_loader(groups, [i for i, _ in ep_ranked[:HEAD_ROWS]])
             places: dict[str, tuple[str | None, datetime]] = {}
             for g in groups:
                 places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
             places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
-            chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit,
-                                     lambda ids: self._load_episodes(groups, ids),
+            chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit, load,
                                      lambda ids: self._episode_texts(groups, ids))
             out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
             out.top_candidates = [i for i, _ in chosen[:EVIDENCE_CONTEXT_RANK]]
@@ -511,18 +528,37 @@ class HybridSearch:
         out.ms = _ms(t)
         return out
 
+    def _head_loader(self, groups: list[str], head: list[str]) -> Callable[[list[str]], dict[str, Episode]]:
+        """``_load_episodes`` for ``rank_turns``. With a prefetcher, the rows of the best fused candidates
+        (``head``) are read on it while this thread reads the pool's places: the rescoring's first load (the best
+        ``ANSWER_POOL`` that pass the filters) then waits for no second round trip. A load of ids outside
+        ``head`` reads those."""
+        if self._prefetcher is None or not head:
+            return lambda ids: self._load_episodes(groups, ids)
+        early = self._prefetcher.submit(self._load_episodes, groups, head)
+        known = set(head)
+
+        def load(ids: list[str]) -> dict[str, Episode]:
+            got = early.result()
+            out = {i: got[i] for i in ids if i in got}
+            if rest := [i for i in ids if i not in known]:
+                out.update(self._load_episodes(groups, rest))
+            return out
+
+        return load
+
     BFS_NEIGHBOURS = 5
 
-    def _bfs(self, groups: list[str], entities: dict[str, Entity], seeds: list[str], depth: int,
+    def _bfs(self, groups: list[str], group_of: dict[str, str], seeds: list[str], depth: int,
              tf: TimeFilter, fetch: int) -> list[str]:
-        """Facts around the best entities: hop 1 = facts touching a seed, hop 2 = facts touching the first
-        neighbours reached. Two bounded reads per group (one statement on PostgreSQL), so hubs (the speaker, a
-        popular tool) stay cheap."""
+        """Facts around the best entities (``seeds``, each in its group ``group_of``): hop 1 = facts touching a
+        seed, hop 2 = facts touching the first neighbours reached. Two bounded reads per group (one statement on
+        PostgreSQL), so hubs (the speaker, a popular tool) stay cheap."""
         ranked: list[tuple[int, int, str]] = []
         rank_of = {s: i for i, s in enumerate(seeds)}
         width = self.BFS_NEIGHBOURS if depth >= 2 else 0
         for gid in groups:
-            mine = [s for s in seeds if entities[s].group_id == gid]
+            mine = [s for s in seeds if group_of[s] == gid]
             if not mine:
                 continue
             second: list[tuple[str, str, str]] | None = None
@@ -620,7 +656,9 @@ class HybridSearch:
         ids = {x for f in facts for x in (f.source_id, f.target_id)}
         groups_of = {x: f.group_id for f in facts for x in (f.source_id, f.target_id)}
         names = {i: known[i].name for i in ids if i in known and known[i].group_id == groups_of[i]}
-        names.update({e.id: e.name for e in self._load_entities(groups, [i for i in ids if i not in names]).values()})
+        if rest := [i for i in ids if i not in names]:  # names only: no other column, no model built
+            for g in groups:
+                names.update(self.store.entity_names(g, rest))
         return names
 
     def _vectors(self, kind: str, groups: list[str], ids: list[str]) -> dict[str, np.ndarray]:

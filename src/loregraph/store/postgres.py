@@ -800,7 +800,7 @@ class PostgresStore(SQLStore):
         if not seqs:
             return []
         if cached.ids is not None:  # a kind with no condition of its own: ids come with the vectors
-            return [Hit(cached.ids[sq], scores[sq]) for sq in seqs][:limit]
+            return [Hit(cached.ids[sq], scores[sq]) for sq in seqs[:limit]]
         extra, params = self._kind_filter(kind, "x", time)
         sql = self._q(f"SELECT x.seq, x.id FROM {TABLE[kind]} x WHERE x.group_id = ? AND x.seq = ANY(?){extra}")
         return [Hit(i, scores[sq]) for sq, i in first_held(
