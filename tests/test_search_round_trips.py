@@ -102,3 +102,41 @@ def test_adjacent_episodes_is_one_statement_with_the_shared_sqls_answer(store):
     assert [e.id for e in store.adjacent_episodes("g", eps[2].id, 2)] == [e.id for e in eps[0:2] + eps[3:5]]
     assert [e.id for e in store.adjacent_episodes("g", eps[7].id, 1)] == [eps[6].id, eps[8].id]
     assert store.adjacent_episodes("g", other.id, 2) == []
+
+
+def test_vectors_held_in_memory_are_searched_in_one_statement(pg_db):
+    """A fact or entity search of a group whose vectors this process holds reads the group's tokens and the best
+    candidates' ids in one statement; what another process writes meanwhile is still found (the tokens moved: the
+    search reads again), and the hits are those of a store that loads the vectors afresh."""
+    import numpy as np
+
+    from test_pg_vectors_in_memory import _fill
+    from test_store import small_graph
+
+    def store() -> PostgresStore:
+        s = PostgresStore(pg_db, pool_size=2)
+        s.ensure_embedder("test-model", DIM)
+        s.VECTORS_IN_MEMORY_MIN_ROWS = 10
+        return s
+
+    reader, writer = store(), store()
+    try:
+        _fill(writer)
+        q = np.asarray(vec(999_999))
+        for kind in ("fact", "entity"):
+            reader.vector(kind, ["big"], q, 5)  # loads the group's vectors
+            with counted() as seen:
+                held = reader.vector(kind, ["big"], q, 5, TimeFilter())
+            assert len(seen) == 1 and len(held) == 5
+            fresh = store()
+            try:
+                assert held == fresh.vector(kind, ["big"], q, 5, TimeFilter())
+                writer.apply(small_graph("big", f"late {kind}", seed=4242), SCHEMA)
+                with counted() as seen:
+                    after = reader.vector(kind, ["big"], q, 5, TimeFilter())
+                assert len(seen) > 1 and after == fresh.vector(kind, ["big"], q, 5, TimeFilter())
+            finally:
+                fresh.close()
+    finally:
+        reader.close()
+        writer.close()
