@@ -11,7 +11,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -22,6 +23,7 @@ from loregraph.search.graph import GraphQuery, route
 from loregraph.search.turns import ANSWER_POOL, holds_question, rank_turns
 from loregraph.store.base import Hit, Store, TimeFilter
 
+T = TypeVar("T")
 SearchPart = Literal["facts", "entities", "episodes", "communities"]
 SEARCH_PARTS: tuple[SearchPart, ...] = ("facts", "entities", "episodes", "communities")
 MAX_FILTER_VALUES = 256
@@ -377,8 +379,8 @@ class HybridSearch:
             # rows: those rows only confirm them as the seeds (one is missing only if deleted meanwhile; then it
             # runs again from the seeds found)
             guess = [i for i, _ in ent_ranked[:3]]
-            walked = self._prefetcher.submit(self._bfs, groups, dict.fromkeys(guess, groups[0]), guess,
-                                             req.bfs_depth, tf, bfs_fetch)
+            walk = partial(self._bfs, groups, dict.fromkeys(guess, groups[0]), guess, req.bfs_depth, tf, bfs_fetch)
+            walked = self._prefetcher.submit(walk)
         entities: dict[str, Entity] = {}
         need = max(req.limit, 3)
         for start in range(0, len(ent_ranked), need * 2):  # load in score order until enough pass the filter
@@ -395,7 +397,7 @@ class HybridSearch:
             seeds = [i for i, _ in ent_order[:3]]
             bfs_ranking: list[str] = []
             if req.bfs_depth and seeds:
-                bfs_ranking = (walked.result() if walked is not None and seeds == guess else
+                bfs_ranking = (_claim(walked, walk) if walked is not None and seeds == guess else
                                self._bfs(groups, {s: entities[s].group_id for s in seeds}, seeds, req.bfs_depth,
                                          tf, bfs_fetch))
             # facts keep the smaller pool: the wider one paid off for episodes only (LoCoMo, conversations 0-4)
@@ -535,11 +537,12 @@ class HybridSearch:
         ``head`` reads those."""
         if self._prefetcher is None or not head:
             return lambda ids: self._load_episodes(groups, ids)
-        early = self._prefetcher.submit(self._load_episodes, groups, head)
+        read = partial(self._load_episodes, groups, head)
+        early = self._prefetcher.submit(read)
         known = set(head)
 
         def load(ids: list[str]) -> dict[str, Episode]:
-            got = early.result()
+            got = _claim(early, read)  # this stage runs on the prefetcher too: never wait for a queued task
             out = {i: got[i] for i in ids if i in got}
             if rest := [i for i in ids if i not in known]:
                 out.update(self._load_episodes(groups, rest))
@@ -673,6 +676,13 @@ def _done(hits: list[Hit]) -> Future[list[Hit]]:
     f: Future[list[Hit]] = Future()
     f.set_result(hits)
     return f
+
+
+def _claim(future: Future[T], fn: Callable[[], T]) -> T:
+    """The result of ``fn``, submitted as ``future`` to the prefetcher: run on this thread when it has not started
+    yet. A prefetcher task that waits for another one queued behind it could wait forever (every worker waiting
+    so, under concurrent searches); and a caller that would only wait does the work itself."""
+    return fn() if future.cancel() else future.result()
 
 
 def _results(futures: tuple[Future[list[Hit]], Future[list[Hit]]] | None) -> tuple[list[Hit], list[Hit]] | None:
