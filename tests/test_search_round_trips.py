@@ -1,7 +1,7 @@
 """PostgreSQL search reads in fewer statements (issue 16 part 2): each read gives what the shared SQL gives, in one
 statement instead of several. Statements are counted on the store's own connections; nothing is timed.
 
-Real server (the ``pg_db`` fixture), a fresh database per test.
+Real servers (the ``pg_db`` and ``citus_db`` fixtures), a fresh database per test.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ def counted() -> Iterator[list[str]]:
         psycopg.Cursor.execute = run  # type: ignore[method-assign]
 
 
-@pytest.fixture
-def store(pg_db):
-    s = PostgresStore(pg_db, pool_size=2)
+@pytest.fixture(params=["pg_db", "citus_db"])
+def store(request):
+    s = PostgresStore(request.getfixturevalue(request.param), pool_size=2)
     s.ensure_embedder("test-model", DIM)
     yield s
     s.close()
