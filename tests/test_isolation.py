@@ -127,6 +127,7 @@ ARGUMENTS: dict[str, Callable[[World], Any]] = {
     "time": lambda w: TimeFilter(include_expired=True),
     "limit": lambda w: 100,
     "depth": lambda w: 2,
+    "width": lambda w: 5,
     "n": lambda w: 3,
     "before": lambda w: datetime(2030, 1, 1, tzinfo=UTC),
     "since": lambda w: datetime(2000, 1, 1, tzinfo=UTC),

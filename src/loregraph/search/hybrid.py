@@ -7,10 +7,12 @@ answers what was true at a time. Every primitive is scoped to the requested grou
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -18,9 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from loregraph.graph.types import Community, Entity, Episode, Fact, as_utc, validate_group_id
 from loregraph.models.embedder import Embedder
 from loregraph.search.graph import GraphQuery, route
-from loregraph.search.turns import holds_question, rank_turns
+from loregraph.search.turns import ANSWER_POOL, holds_question, rank_turns
 from loregraph.store.base import Hit, Store, TimeFilter
 
+T = TypeVar("T")
 SearchPart = Literal["facts", "entities", "episodes", "communities"]
 SEARCH_PARTS: tuple[SearchPart, ...] = ("facts", "entities", "episodes", "communities")
 MAX_FILTER_VALUES = 256
@@ -45,6 +48,9 @@ SMALL_EVIDENCE_CONTEXT_OF_A_QUESTION = (0, 1)
 # long as k = 25 keeps all the context (with the rule @25 0.884 -> 0.878, 0.881 with the best 75).
 EVIDENCE_CONTEXT_RANK = 30
 WHOLE_CONTEXT_FROM_K = 25
+# with a prefetcher, the rows of this many of the best fused messages are read beside the pool's places (the
+# rescoring loads the best ``ANSWER_POOL`` that pass the filters first; a few more cover those that do not)
+HEAD_ROWS = ANSWER_POOL + 10
 # Relevance floor: a search whose best match (cosine of the query to the closest fact, entity or message) stays
 # below this returns nothing, flagged ``below_floor``; 0 turns the floor off. Measured with all-MiniLM-L6-v2
 # (docs/relevance-floor.md): the highest floor (0.025 steps) that empties no on-topic question — LoCoMo's
@@ -364,6 +370,17 @@ class HybridSearch:
         closest: dict[str, float] = {}  # closest cosine per part: the calibrated relevance signal
         ent_ranked = self._fused("entity", groups, req.query, qvec, pools["entity"], tf, req,
                                  _results(early.get("entity")), best=closest)
+        bfs_fetch = max(req.limit * 5, self.FACT_POOL)
+        guess: list[str] = []
+        walked: Future[list[str]] | None = None
+        if (self._prefetcher is not None and "facts" in req.include and req.bfs_depth and len(groups) == 1
+                and not flt.entity_types and ent_ranked):
+            # the graph expansion from the best three entities, on the prefetcher while this thread reads their
+            # rows: those rows only confirm them as the seeds (one is missing only if deleted meanwhile; then it
+            # runs again from the seeds found)
+            guess = [i for i, _ in ent_ranked[:3]]
+            walk = partial(self._bfs, groups, dict.fromkeys(guess, groups[0]), guess, req.bfs_depth, tf, bfs_fetch)
+            walked = self._prefetcher.submit(walk)
         entities: dict[str, Entity] = {}
         need = max(req.limit, 3)
         for start in range(0, len(ent_ranked), need * 2):  # load in score order until enough pass the filter
@@ -380,7 +397,9 @@ class HybridSearch:
             seeds = [i for i, _ in ent_order[:3]]
             bfs_ranking: list[str] = []
             if req.bfs_depth and seeds:
-                bfs_ranking = self._bfs(groups, entities, seeds, req.bfs_depth, tf, max(req.limit * 5, self.FACT_POOL))
+                bfs_ranking = (_claim(walked, walk) if walked is not None and seeds == guess else
+                               self._bfs(groups, {s: entities[s].group_id for s in seeds}, seeds, req.bfs_depth,
+                                         tf, bfs_fetch))
             # facts keep the smaller pool: the wider one paid off for episodes only (LoCoMo, conversations 0-4)
             bm25, vec = _results(early.get("fact")) or self._hits("fact", groups, req.query, qvec, fact_fetch, tf)
             if vec:
@@ -485,12 +504,12 @@ class HybridSearch:
         ep_ranked = self._fused("episode", groups, req.query, qvec, fetch, tf, req, hits, best=best)
         out.closest = best.get("episode")
         if req.turn_context:  # the whole pool: its conversations and dates rescore each candidate
+            load = self._head_loader(groups, [i for i, _ in ep_ranked[:HEAD_ROWS]])
             places: dict[str, tuple[str | None, datetime]] = {}
             for g in groups:
                 places.update(self.store.episode_places(g, [i for i, _ in ep_ranked]))
             places = {i: p for i, p in places.items() if self._time_ok(p[1], flt, req.as_of)}
-            chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit,
-                                     lambda ids: self._load_episodes(groups, ids),
+            chosen, eps = rank_turns(self.store, req.query, ep_ranked, places, req.limit, load,
                                      lambda ids: self._episode_texts(groups, ids))
             out.episodes = [ScoredEpisode(eps[i], round(s, 6)) for i, s in chosen[:req.limit] if i in eps]
             out.top_candidates = [i for i, _ in chosen[:EVIDENCE_CONTEXT_RANK]]
@@ -511,31 +530,59 @@ class HybridSearch:
         out.ms = _ms(t)
         return out
 
+    def _head_loader(self, groups: list[str], head: list[str]) -> Callable[[list[str]], dict[str, Episode]]:
+        """``_load_episodes`` for ``rank_turns``. With a prefetcher, the rows of the best fused candidates
+        (``head``) are read on it while this thread reads the pool's places: the rescoring's first load (the best
+        ``ANSWER_POOL`` that pass the filters) then waits for no second round trip. A load of ids outside
+        ``head`` reads those."""
+        if self._prefetcher is None or not head:
+            return lambda ids: self._load_episodes(groups, ids)
+        read = partial(self._load_episodes, groups, head)
+        early = self._prefetcher.submit(read)
+        known = set(head)
+
+        def load(ids: list[str]) -> dict[str, Episode]:
+            got = _claim(early, read)  # this stage runs on the prefetcher too: never wait for a queued task
+            out = {i: got[i] for i in ids if i in got}
+            if rest := [i for i in ids if i not in known]:
+                out.update(self._load_episodes(groups, rest))
+            return out
+
+        return load
+
     BFS_NEIGHBOURS = 5
 
-    def _bfs(self, groups: list[str], entities: dict[str, Entity], seeds: list[str], depth: int,
+    def _bfs(self, groups: list[str], group_of: dict[str, str], seeds: list[str], depth: int,
              tf: TimeFilter, fetch: int) -> list[str]:
-        """Facts around the best entities: hop 1 = facts touching a seed, hop 2 = facts touching the first
-        neighbours reached. Two bounded queries per group, so hubs (the speaker, a popular tool) stay cheap."""
+        """Facts around the best entities (``seeds``, each in its group ``group_of``): hop 1 = facts touching a
+        seed, hop 2 = facts touching the first neighbours reached. Two bounded reads per group (one statement on
+        PostgreSQL), so hubs (the speaker, a popular tool) stay cheap."""
         ranked: list[tuple[int, int, str]] = []
         rank_of = {s: i for i, s in enumerate(seeds)}
+        width = self.BFS_NEIGHBOURS if depth >= 2 else 0
         for gid in groups:
-            mine = [s for s in seeds if entities[s].group_id == gid]
+            mine = [s for s in seeds if group_of[s] == gid]
             if not mine:
                 continue
+            second: list[tuple[str, str, str]] | None = None
+            if len(mine) == len(seeds):  # the store picks hop 2's starts as below
+                first, second = self.store.fact_edges_two_hops(gid, mine, tf, fetch, width)
+            else:  # another group's seeds are no neighbours here either (ids are per group): hop by hop
+                first = self.store.fact_edges(gid, mine, tf, limit=fetch)
             neighbours: dict[str, int] = {}
-            for fid, src, dst in self.store.fact_edges(gid, mine, tf, limit=fetch):
+            for fid, src, dst in first:
                 seed = src if src in rank_of else dst
                 r = rank_of.get(seed, len(seeds))
                 ranked.append((1, r, fid))
                 other = dst if seed == src else src
                 if other not in rank_of:
                     neighbours.setdefault(other, r)
-            if depth >= 2 and neighbours:
-                near = sorted(neighbours, key=lambda x: neighbours[x])[:self.BFS_NEIGHBOURS]
-                for fid, src, dst in self.store.fact_edges(gid, near, tf, limit=fetch):
-                    r = min(neighbours.get(src, len(seeds)), neighbours.get(dst, len(seeds)))
-                    ranked.append((2, r, fid))
+            if second is None and width and neighbours:
+                near = sorted(neighbours, key=lambda x: neighbours[x])[:width]
+                second = self.store.fact_edges(gid, near, tf, limit=fetch)
+            for fid, src, dst in second or []:
+                r = min(neighbours.get(src, len(seeds)), neighbours.get(dst, len(seeds)))
+                ranked.append((2, r, fid))
         ranked.sort()
         return list(dict.fromkeys(fid for _, _, fid in ranked))
 
@@ -612,7 +659,9 @@ class HybridSearch:
         ids = {x for f in facts for x in (f.source_id, f.target_id)}
         groups_of = {x: f.group_id for f in facts for x in (f.source_id, f.target_id)}
         names = {i: known[i].name for i in ids if i in known and known[i].group_id == groups_of[i]}
-        names.update({e.id: e.name for e in self._load_entities(groups, [i for i in ids if i not in names]).values()})
+        if rest := [i for i in ids if i not in names]:  # names only: no other column, no model built
+            for g in groups:
+                names.update(self.store.entity_names(g, rest))
         return names
 
     def _vectors(self, kind: str, groups: list[str], ids: list[str]) -> dict[str, np.ndarray]:
@@ -627,6 +676,13 @@ def _done(hits: list[Hit]) -> Future[list[Hit]]:
     f: Future[list[Hit]] = Future()
     f.set_result(hits)
     return f
+
+
+def _claim(future: Future[T], fn: Callable[[], T]) -> T:
+    """The result of ``fn``, submitted as ``future`` to the prefetcher: run on this thread when it has not started
+    yet. A prefetcher task that waits for another one queued behind it could wait forever (every worker waiting
+    so, under concurrent searches); and a caller that would only wait does the work itself."""
+    return fn() if future.cancel() else future.result()
 
 
 def _results(futures: tuple[Future[list[Hit]], Future[list[Hit]]] | None) -> tuple[list[Hit], list[Hit]] | None:

@@ -116,6 +116,11 @@ class Store(Protocol):
         ...
     def fact_edges(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter,
                    limit: int) -> list[tuple[str, str, str]]: ...
+    def fact_edges_two_hops(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter, limit: int,
+                            width: int) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+        """The graph expansion's reads: ``fact_edges`` of ``entity_ids`` (hop 1), and ``fact_edges`` of the
+        ``second_hop_starts`` those facts reach (hop 2; none when ``width`` is 0)."""
+        ...
     def list_facts(self, group_id: str, time: TimeFilter, limit: int = 10000) -> list[Fact]: ...
     def facts_of_episodes(self, group_id: str, episode_ids: Sequence[str]) -> dict[str, list[str]]: ...
     def mentions_of_entities(self, group_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]: ...
@@ -197,3 +202,18 @@ class Store(Protocol):
         """The group's blocks nearest to ``embedding`` by cosine similarity, best first; with ``user_id`` only the
         blocks that user owns or that are SHARED (filtered inside the search, not after it)."""
         ...
+
+
+def second_hop_starts(edges: Sequence[tuple[str, str, str]], entity_ids: Sequence[str], width: int) -> list[str]:
+    """Where the graph expansion's second hop starts: the first ``width`` other ends (not among ``entity_ids``) of
+    the first hop's ``edges`` (fact id, source id, target id; newest first), ranked by the position in
+    ``entity_ids`` of the entity each was first reached from, then by when it was first reached."""
+    rank_of = {e: i for i, e in enumerate(entity_ids)}
+    reached: dict[str, int] = {}
+    for _, src, dst in edges:
+        seed = src if src in rank_of else dst
+        other = dst if seed == src else src
+        if other not in rank_of:
+            reached.setdefault(other, rank_of.get(seed, len(rank_of)))
+    return sorted(reached, key=lambda x: reached[x])[:width]
+

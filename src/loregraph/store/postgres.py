@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 
 from loregraph.errors import StoreError, lock_timeout_error
-from loregraph.graph.types import Block, GraphDelta
+from loregraph.graph.types import Block, Episode, GraphDelta
 from loregraph.jobs.postgres import PostgresJobQueue
 from loregraph.schema import Schema
 from loregraph.store.base import Hit, SearchKind, StoreCapabilities, TimeFilter
-from loregraph.store.sql import BLOCK_COLS, TABLE, ExtraColumn, SQLStore
+from loregraph.store.sql import BLOCK_COLS, EP_COLS, TABLE, ExtraColumn, SQLStore
 from loregraph.store.text import GROUP_TOKEN_LEN, group_token, query_terms, terms
 from loregraph.store.vectors import GroupVectors, first_held
 
@@ -765,14 +765,60 @@ class PostgresStore(SQLStore):
         server = groups
         if self.VECTORS_IN_MEMORY_MIN_ROWS is not None:
             with self._read() as c:
-                large = self._large_vector_groups(c, kind, groups)
-                for gid, tokens in large.items():
-                    hits += self._memory_vector(c, kind, gid, tokens, embedding, limit, time)
-            server = [g for g in groups if g not in large]
+                held = self._held_vector(c, kind, groups, embedding, limit, time) if len(groups) == 1 else None
+                if held is not None:
+                    hits, searched = held, set(groups)
+                else:
+                    large = self._large_vector_groups(c, kind, groups)
+                    for gid, tokens in large.items():
+                        hits += self._memory_vector(c, kind, gid, tokens, embedding, limit, time)
+                    searched = set(large)
+            server = [g for g in groups if g not in searched]
         if server:
             hits += self._server_vector(kind, server, embedding, limit, time)
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
+
+    def _held_vector(self, c: Any, kind: SearchKind, groups: list[str], embedding: np.ndarray, limit: int,
+                     time: TimeFilter | None) -> list[Hit] | None:
+        """``_memory_vector`` of one group's vectors already held, in one round trip instead of two: the kNN runs
+        on the vectors held, then one statement reads the group's tokens with the best candidates' ids (held to
+        the kind's filter). The hits when the tokens are those of the vectors held (nothing written since: the
+        usual search); None when they are not, or nothing is held (then the caller reads the tokens first)."""
+        gid = groups[0]
+        if kind in self.IDS_IN_MEMORY or (kind, gid) in (self._local.__dict__.get("vectors_touched") or {}):
+            return None  # ids held with the vectors: one round trip already; a group written in this transaction
+        fetch = limit * 2 + 10 if kind == "fact" else limit + 5  # as _memory_vector
+        with self._vector_lock:
+            entry = self._vector_cache.pop((kind, gid), None)
+            if entry is None:
+                return None
+            self._vector_cache[(kind, gid)] = entry  # the most recently used
+            cached = entry[0]
+            seqs = cached.nearest(np.asarray(embedding, dtype=np.float32), fetch)
+            scores = cached.scores
+        if not seqs:
+            return None
+        head = seqs[:limit + limit // 4 + 5]  # first_held's first part
+        extra, params = self._kind_filter(kind, "x", time)
+        rows = c.execute(self._q(
+            "SELECT NULL::bigint, NULL::text, s.docs, g.gen FROM fts_stats s LEFT JOIN vector_generations g ON "
+            "g.group_id = s.group_id AND g.kind = s.kind WHERE s.kind = ? AND s.group_id = ? UNION ALL "
+            f"SELECT x.seq, x.id, NULL, NULL FROM {TABLE[kind]} x WHERE x.group_id = ? AND x.seq = ANY(?){extra}"),
+            (kind, gid, gid, head, *params)).fetchall()
+        tokens = [r for r in rows if r[0] is None]
+        if (not tokens or tokens[0][2] <= (self.VECTORS_IN_MEMORY_MIN_ROWS or 0)
+                or int(tokens[0][3] or 0) != cached.generation):
+            return None
+        first = {r[0]: r[1] for r in rows if r[0] is not None}
+        sql = self._q(f"SELECT x.seq, x.id FROM {TABLE[kind]} x WHERE x.group_id = ? AND x.seq = ANY(?){extra}")
+
+        def held(part: list[int]) -> dict[int, str]:
+            if part == head:
+                return first
+            return dict(c.execute(sql, (gid, part, *params)).fetchall())
+
+        return [Hit(i, scores[sq]) for sq, i in first_held(seqs, limit, held)]
 
     def _large_vector_groups(self, c: Any, kind: SearchKind, groups: list[str]) -> dict[str, tuple[int, int | None]]:
         """The groups searched in memory, with their vectors' tokens (gen, base; 0 and None: never written by a
@@ -800,7 +846,7 @@ class PostgresStore(SQLStore):
         if not seqs:
             return []
         if cached.ids is not None:  # a kind with no condition of its own: ids come with the vectors
-            return [Hit(cached.ids[sq], scores[sq]) for sq in seqs][:limit]
+            return [Hit(cached.ids[sq], scores[sq]) for sq in seqs[:limit]]
         extra, params = self._kind_filter(kind, "x", time)
         sql = self._q(f"SELECT x.seq, x.id FROM {TABLE[kind]} x WHERE x.group_id = ? AND x.seq = ANY(?){extra}")
         return [Hit(i, scores[sq]) for sq, i in first_held(
@@ -887,6 +933,64 @@ class PostgresStore(SQLStore):
                f"AND f.source_id <> ALL(?) AND {tsql} ORDER BY f.seq DESC LIMIT ?)) u ORDER BY u.seq DESC LIMIT ?")
         rows = self._fetch(sql, (ids, group_id, *tparams, limit, group_id, ids, *tparams, limit, limit))
         return [(r[0], r[1], r[2]) for r in rows]
+
+    def adjacent_episodes(self, group_id: str, episode_id: str, n: int = 1) -> list[Episode]:
+        """``SQLStore.adjacent_episodes`` in one statement (the episode and the turns before and after it: one
+        round trip instead of three). Each side has a branch for a conversation and one for none, so both walk
+        the (group_id, conversation_id, valid_at) index on plain conditions."""
+        if n <= 0:
+            return []
+        cols = ", ".join(f"e.{c.strip()}" for c in EP_COLS.split(","))
+        side = ("SELECT {cols} FROM episodes e WHERE e.group_id = ? AND {conv} AND e.valid_at {op} a.at "
+                "ORDER BY e.valid_at {order} LIMIT ?")
+        parts = []
+        for op, order in (("<", "DESC"), (">", "")):
+            for conv in ("e.conversation_id = a.conv", "a.conv IS NULL AND e.conversation_id IS NULL"):
+                parts.append(f"SELECT '{op}', b.* FROM a CROSS JOIN LATERAL ("
+                             f"{side.format(cols=cols, conv=conv, op=op, order=order)}) b")
+        rows = self._fetch("WITH a AS (SELECT valid_at AS at, conversation_id AS conv FROM episodes WHERE id = ? "
+                           "AND group_id = ?) " + " UNION ALL ".join(parts),
+                           (episode_id, group_id, *[group_id, n] * len(parts)))
+        before = [r[1:] for r in rows if r[0] == "<"][::-1]  # read newest first
+        return [self._episode(r) for r in [*before, *(r[1:] for r in rows if r[0] == ">")]]
+
+    @staticmethod
+    def _edges_sql(ids: str, tsql: str) -> str:
+        """``fact_edges``' statement over the entity ids of the SQL expression ``ids`` (a text[])."""
+        return ("SELECT u.id, u.source_id, u.target_id, u.seq FROM unnest(" + ids + ") AS e(id) CROSS JOIN LATERAL ("
+                "(SELECT f.id, f.source_id, f.target_id, f.seq FROM facts f WHERE f.group_id = ? AND f.source_id = "
+                f"e.id AND {tsql} ORDER BY f.seq DESC LIMIT ?) UNION ALL "
+                "(SELECT f.id, f.source_id, f.target_id, f.seq FROM facts f WHERE f.group_id = ? AND f.target_id = "
+                f"e.id AND f.source_id <> ALL({ids}) AND {tsql} ORDER BY f.seq DESC LIMIT ?)) u "
+                "ORDER BY u.seq DESC LIMIT ?")
+
+    def fact_edges_two_hops(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter, limit: int,
+                            width: int) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+        """Both hops of the graph expansion in one statement: the first hop's edges, the second hop's starts
+        chosen from them as ``second_hop_starts`` chooses (the seed's position, then the first reach), and their
+        edges. One round trip instead of two on the search's critical path."""
+        ids = list(dict.fromkeys(entity_ids))
+        if not ids or limit <= 0:
+            return [], []
+        tsql, tparams = self._time_sql("f", time)
+        def edges(start: list[Any]) -> list[Any]:  # _edges_sql's parameters, ``start`` where ``ids`` is a "?"
+            return [*start, group_id, *tparams, limit, group_id, *start, *tparams, limit, limit]
+
+        sql = (
+            f"WITH h1 AS MATERIALIZED ({self._edges_sql('?::text[]', tsql)}), "
+            # each edge's other end and the position of the seed it was reached from, in the first hop's order
+            "o AS (SELECT CASE WHEN h.source_id = ANY(?::text[]) THEN h.target_id ELSE h.source_id END AS other, "
+            "array_position(?::text[], CASE WHEN h.source_id = ANY(?::text[]) THEN h.source_id ELSE h.target_id END) "
+            "AS r, row_number() OVER (ORDER BY h.seq DESC) AS rn FROM h1 h), "
+            "reached AS (SELECT DISTINCT ON (other) other, r, rn FROM o WHERE other <> ALL(?::text[]) "
+            "ORDER BY other, rn), "
+            "s AS (SELECT COALESCE(array_agg(n.other ORDER BY n.r, n.rn), '{}'::text[]) AS starts FROM "
+            "(SELECT other, r, rn FROM reached ORDER BY r, rn LIMIT ?) n) "
+            "SELECT 1, id, source_id, target_id, seq FROM h1 UNION ALL "
+            f"SELECT 2, h2.* FROM s CROSS JOIN LATERAL ({self._edges_sql('s.starts', tsql)}) h2")
+        rows = self._fetch(sql, (*edges([ids]), ids, ids, ids, ids, max(width, 0), *edges([])))
+        rows.sort(key=lambda r: (r[0], -r[4]))
+        return ([(r[1], r[2], r[3]) for r in rows if r[0] == 1], [(r[1], r[2], r[3]) for r in rows if r[0] == 2])
 
     def search_chunks(self, group_id: str, collection_id: str, embedding: np.ndarray, limit: int) -> list[Hit]:
         """Exact cosine neighbours among a collection's chunks (score = 1 - cosine distance)."""

@@ -35,7 +35,15 @@ from loregraph.graph.types import (
     Mention,
 )
 from loregraph.schema import Schema
-from loregraph.store.base import EXPORT_KEYS, ExportKind, Hit, SearchKind, StoreCapabilities, TimeFilter
+from loregraph.store.base import (
+    EXPORT_KEYS,
+    ExportKind,
+    Hit,
+    SearchKind,
+    StoreCapabilities,
+    TimeFilter,
+    second_hop_starts,
+)
 
 log = logging.getLogger("loregraph.store")
 
@@ -1031,6 +1039,14 @@ class SQLStore:
             return []
         rows = self._touching("f.id, f.source_id, f.target_id", group_id, entity_ids, time, None, limit, True)
         return [(r[0], r[1], r[2]) for r in rows]
+
+    def fact_edges_two_hops(self, group_id: str, entity_ids: Sequence[str], time: TimeFilter, limit: int,
+                            width: int) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+        """Hop 1: ``fact_edges`` of ``entity_ids``; hop 2: ``fact_edges`` of the ``second_hop_starts`` it reaches.
+        Two reads here (PostgreSQL makes them one statement)."""
+        first = self.fact_edges(group_id, entity_ids, time, limit)
+        starts = second_hop_starts(first, list(dict.fromkeys(entity_ids)), width) if width > 0 else []
+        return first, self.fact_edges(group_id, starts, time, limit) if starts else []
 
     def list_facts(self, group_id: str, time: TimeFilter, limit: int = 10000) -> list[Fact]:
         tsql, tparams = self._time_sql("f", time)

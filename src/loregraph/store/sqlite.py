@@ -573,7 +573,7 @@ class SQLiteStore(SQLStore):
             if not seqs:
                 continue
             if cached.ids is not None:  # a kind with no condition of its own: ids come with the vectors
-                hits += [Hit(cached.ids[sq], cached.scores[sq]) for sq in seqs][:limit]
+                hits += [Hit(cached.ids[sq], cached.scores[sq]) for sq in seqs[:limit]]
                 continue
             # `+group_id`: by the rowid, never by an index on group_id (one without statistics, as a migration
             # leaves it, looked cheaper to the planner and read the whole group: 11.7 ms a search at 100k facts)
