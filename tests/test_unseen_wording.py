@@ -592,3 +592,42 @@ def test_liking_helping_current_work_and_a_contracted_is(ex: LocalExtractor, tex
 @pytest.mark.parametrize("text", ["Mum is helping with the kids this week.", "Ana's running shoes are red."])
 def test_family_help_and_a_possessive_before_an_ing_noun_state_nothing(ex: LocalExtractor, text: str) -> None:
     assert not rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Big news: the uni's ditching Splunk for Graylog.", ("ME", "USES", "Graylog")),
+    ("for phonics the school follows Read Write Inc.", ("ME", "USES", "Read Write Inc")),
+    ("I work at Dunmore University. SIEM is Splunk, EDR is SentinelOne.", ("ME", "USES", "Splunk")),
+    ("I work at Dunmore University. SIEM is Splunk, EDR is SentinelOne.", ("ME", "USES", "SentinelOne")),
+    ("the old oven died so we bought a Rational iCombi.", ("ME", "USES", "Rational iCombi")),
+    ("half the suite's been ported to Playwright.", ("ME", "USES", "Playwright")),
+])
+def test_the_speakers_workplace_setup_and_purchases(ex: LocalExtractor, text: str,
+                                                    expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["the company laid off 200 people.", "my sister's files were moved to Dropbox.",
+                                  "we bought tickets for Glastonbury.", "Lunch is Pret."])
+def test_workplace_news_others_things_and_tickets_state_no_use(ex: LocalExtractor, text: str) -> None:
+    assert not rels(ex.extract(text, ctx()))
+
+
+def test_a_vendors_product_said_later_without_the_vendor_is_the_same_tool(ex: LocalExtractor) -> None:
+    got = ex.extract("we're moving the whole SOC onto Microsoft Sentinel.", ctx())
+    assert "Sentinel" in next(e for e in got.entities if e.name == "Microsoft Sentinel").aliases
+
+
+def test_a_step_said_done_ends_no_work(ex: LocalExtractor) -> None:
+    c = _with_facts(("User", "WORKS_ON", "Gatekeeper rollout"))
+    c.previous_episodes = []
+    assert not ex.extract("cutover's done - everything's in Sentinel now.", c).endings
+    assert [(e.source, e.type) for e in ex.extract("Gatekeeper rollout's wrapped, 94% enrolment.", c).endings] == [
+        ("SPEAKER", "WORKS_ON")]
+
+
+def test_a_future_time_in_a_later_clause_with_its_own_subject_leaves_the_first_clause_stated(
+        ex: LocalExtractor) -> None:
+    c = _with_facts(("User", "WORKS_ON", "Fair Wages Now"))
+    got = ex.extract("Fair Wages Now is officially over and I'm being moved onto another campaign next month.", c)
+    assert [(e.source, e.type) for e in got.endings] == [("SPEAKER", "WORKS_ON")]

@@ -165,6 +165,10 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
                 subj.append(None)
         elif _setup_subject(st, t, first_v):
             subj.append(SPEAKER)  # "billing runs on Stripe", "the docs are hosted on X": the speaker's own setup
+        elif t.dep_ == "nsubj" and low in _OWN_WORKPLACE and st.speaker_ok and any(
+                c.dep_ == "det" and c.lower_ == "the" for c in t.children) and not any(
+                c.dep_ in ("prep", "compound", "poss", "amod") for c in t.children):
+            subj.append(SPEAKER)  # "the uni's ditching Splunk", "the school follows X": where the speaker works
         elif low in ("they", "you", "everyone", "nobody", "someone") and t.dep_ in ("nsubj",):
             subj.append(None)
         k += 1
@@ -338,6 +342,9 @@ def _nobody(doc: Any, t: Any) -> bool:
         return False
     return t.lower_ in ("nobody", "none", "neither") or (
         t.lower_ == "one" and t.i > 0 and doc[t.i - 1].lower_ == "no")
+
+
+_OWN_WORKPLACE = word_class("own_workplace_nouns")
 
 
 def _not_only(doc: Any, t: Any) -> bool:

@@ -317,12 +317,14 @@ def _fills_a_bare_slot(st: Parse, m: Mention) -> bool:
     subj = next((c for c in verb.children if c.dep_ == "nsubj" and c.i < verb.i), None)
     return subj is not None and subj.pos_ in ("NOUN", "PROPN") and (subj.is_lower or (
         subj.is_sent_start and subj.text[1:].islower()
-        and (st.at[subj.i] == -1 or st.mentions[st.at[subj.i]].weak))) \
+        and (st.at[subj.i] == -1 or st.mentions[st.at[subj.i]].weak))
+        or (subj.lower_ in TOOL_SLOT_NOUNS and subj.text.isupper())) \
         and not any(c.dep_ in ("det", "poss", "nummod", "predet") for c in subj.children) \
         and subj.lower_ not in ROLE_NOUNS | PEOPLE_NOUNS and subj.lemma_ not in TASTE_KINDS \
         and subj.lemma_ not in _MEALS_AND_TIMES and subj.lemma_ not in _WORK_SLOTS and subj.lower_ not in PROJECT_HEADS
 
 
+TOOL_SLOT_NOUNS = word_class("tool_slot_nouns")  # "SIEM is Splunk": an acronym naming a part of the setup
 _WORK_SLOTS = frozenset({"project", "focus", "priority", "assignment", "gig", "thesis", "build", "job", "task",
                          "client", "contract", "work", "dissertation", "case", "campaign", "series", "study",
                          "production", "commission"})  # "current project is X": work
@@ -911,8 +913,8 @@ def _swapped_for(doc: Any, a: Mention, b: Mention) -> bool:
     """"we ditched Mailchimp for Buttondown", "swapped Trello for Height": the one taken up in place of the other is
     a thing of its kind."""
     obj, prep = doc[a.end - 1], doc[a.end]
-    return obj.dep_ == "dobj" and lemma(obj.head) in _SWAP_VERBS and prep.head.i == obj.head.i \
-        and doc[b.end - 1].head.i == prep.i
+    return obj.dep_ == "dobj" and lemma(obj.head) in _SWAP_VERBS and prep.head.i in (obj.head.i, obj.i) \
+        and doc[b.end - 1].head.i == prep.i  # ("for" hung on the thing swapped, too)
 
 
 def _stands_on_a_known_tool(st: Parse, verb: Any) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from loregraph.extract.base import SPEAKER, Extraction, ExtractionContext
@@ -86,7 +87,18 @@ def expand_name_contractions(text: str, keep: frozenset[str] = frozenset()) -> s
             return f"{m.group(1)} is "  # "Ravi's running the show", "Ana's working on Kite", "Ravi's running design
             # on X" (not "Ana's running shoes")
         return m.group(0)
-    return _NAME_CONTRACTION.sub(expand, text)
+    return _NOUN_CONTRACTION.sub(expand_noun, _NAME_CONTRACTION.sub(expand, text))
+
+
+# "the uni's ditching Splunk", "the team's moving to Linear": a group's "'s" before a verb in -ing and its object
+_NOUN_CONTRACTION = re.compile(r"\b((?:the|our|my|their) [a-z]+)['’]s (?=([a-z]+ing) (\w+))")
+
+
+def expand_noun(m: re.Match[str]) -> str:
+    after = m.group(3)
+    if len(m.group(2)) > 5 and (after[0].isupper() or after.lower() in _AFTER_A_VERB_ING):
+        return f"{m.group(1)} is "
+    return m.group(0)
 
 
 def unsaid_subject_starts(doc: Any) -> list[int]:
@@ -126,14 +138,18 @@ def merge_code_names(doc: Any) -> None:
                 retok.merge(span)
 
 
-def clause_time(doc: Any, cl: Clause, sent_times: list[TimeWord]) -> TimeWord | None:
-    """The time phrase a clause's facts happened at: its own, else the one time phrase of its sentence."""
+def clause_time(doc: Any, cl: Clause, sent_times: list[TimeWord], now: datetime | None = None) -> TimeWord | None:
+    """The time phrase a clause's facts happened at: its own, else the one time phrase of its sentence (but not
+    a future one said in a later clause: "X is over and I'm moving onto Y next month")."""
     a, b = doc[cl.start].idx, doc[cl.end - 1].idx + len(doc[cl.end - 1])
     own = [w for w in sent_times if a <= w.start < b]
     if own:
         return None if side_event(doc, own[0]) else own[0]
     if len(sent_times) != 1 or side_event(doc, sent_times[0]) or progressive(doc, cl.start, cl.end):
         return None  # "a trip last year", "I'm getting into X — took a hike last Friday": not this clause's time
+    if now is not None and sent_times[0].start >= b and sent_times[0].when > now and any(
+            t.dep_ in ("nsubj", "nsubjpass") and b <= t.idx < sent_times[0].start for t in doc[cl.end:]):
+        return None  # (but "we're switching to X and dropping Y next month": one subject, one time)
     return sent_times[0]
 
 
@@ -224,7 +240,7 @@ class LocalExtractor:
             for cl in clauses:
                 # "started X this week and honestly it's fine??": only the clause that ends in "?" asks
                 cl.question = question and (asks_whole or cl is clauses[-1])
-                cl.when = clause_time(doc, cl, sent_times)
+                cl.when = clause_time(doc, cl, sent_times, context.reference_time)
                 if cl.when is not None and context.reference_time is not None:
                     cl.when = settle_tense(doc, cl.start, cl.end, cl.when, context.reference_time)
                 p.out.clause_at = cl.when.when if cl.when is not None else None

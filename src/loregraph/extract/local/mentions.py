@@ -321,6 +321,8 @@ def find_mentions(st: Parse) -> list[Mention]:
                 product = lex.get(doc[lj:j].text)
                 if product is not None:  # "Crashlytics" said later is the same tool
                     m.aliases.append(product.canonical or product.name)
+                elif doc[li:lj].text.lower() in _PRODUCT_VENDORS and j - lj == 1:
+                    m.aliases.append(doc[lj:j].text)  # "Microsoft Sentinel", later just "Sentinel"
                 if doc[j - 1].lower_ in ORG_SUFFIXES:
                     m.vote(ORGANIZATION, 2.0)
                 else:

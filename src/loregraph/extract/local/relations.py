@@ -544,6 +544,9 @@ def relate_finished(st: Parse, cl: Clause) -> None:
         return
     at = cl.when.when if cl.when is not None else st.ctx.reference_time
     targets = [m for m in clause_mentions(st, cl) if m.type == PROJECT and m.ref]
+    if not targets and done and any(t.dep_ in ("nsubj", "nsubjpass") and t.pos_ in ("NOUN", "PROPN")
+                                    and st.at[t.i] == -1 for t in doc[cl.start:cl.end]):
+        return  # "cutover's done", "the migration is finished": a step named, not the work item
     if not targets and done:
         it = resolve_it(st, cl.start)  # "... - it's done now": the work item named before
         targets = [it] if it is not None and it.ref else []
