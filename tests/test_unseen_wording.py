@@ -631,3 +631,18 @@ def test_a_future_time_in_a_later_clause_with_its_own_subject_leaves_the_first_c
     c = _with_facts(("User", "WORKS_ON", "Fair Wages Now"))
     got = ex.extract("Fair Wages Now is officially over and I'm being moved onto another campaign next month.", c)
     assert [(e.source, e.type) for e in got.endings] == [("SPEAKER", "WORKS_ON")]
+
+
+@pytest.mark.parametrize(("text", "org"), [
+    ("I teach Year 3 at St Aidan's Primary in Leeds.", "St Aidan's Primary"),
+    ("I volunteer at St Columba's Community Hall.", "St Columba's Community Hall"),
+])
+def test_a_name_opened_by_a_saint_runs_through_its_possessive(ex: LocalExtractor, text: str, org: str) -> None:
+    assert ("ME", "PART_OF", org) in rels(ex.extract(text, ctx()))
+
+
+def test_a_new_starter_on_the_speakers_team_is_a_colleague_not_on_someone_elses(ex: LocalExtractor) -> None:
+    mine = "new starter on my team, Bea Lindqvist, she's picking up the alerting."
+    assert ("ME", "WORKS_WITH", "Bea Lindqvist") in rels(ex.extract(mine, ctx()))
+    theirs = "new starter on their team, Bea Lindqvist, is nice."
+    assert ("ME", "WORKS_WITH", "Bea Lindqvist") not in rels(ex.extract(theirs, ctx()))

@@ -1106,7 +1106,10 @@ def _possessed_by_speaker(noun: Any) -> bool:
     return any(c.dep_ == "poss" and c.lower_ in SPEAKER_WORDS | WE_WORDS for c in noun.children) or any(
         t.lower_ in ("my", "our") for t in noun.doc[max(noun.sent.start, noun.i - 3):noun.i]) or (
         noun.dep_ == "dobj" and noun.head.lemma_ in ("have", "get", "hire") and any(
-            c.dep_ == "nsubj" and c.lower_ in ("i", "we") for c in noun.head.children))  # "I've got a new TA"
+            c.dep_ == "nsubj" and c.lower_ in ("i", "we") for c in noun.head.children)) or any(  # "I've got a new TA"
+        c.dep_ == "prep" and c.lower_ in ("on", "in") and any(
+            g.dep_ == "pobj" and any(x.dep_ == "poss" and x.lower_ in ("my", "our") for x in g.children)
+            for g in c.children) for c in noun.children)  # "new starter on my team, Bea"
 
 
 def _copula_other(st: Parse, m: Mention) -> Any:

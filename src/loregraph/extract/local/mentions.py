@@ -588,6 +588,9 @@ def _extend_caps(doc: Any, j: int) -> int:
         if t.text in ("'s", "’s") and nxt.lower_ in ORG_SUFFIXES and (j + 2 >= n or not is_capish(doc[j + 2])):
             j += 2
             continue
+        if t.text in ("'s", "’s") and any(x.text in ("St", "St.", "Saint") for x in doc[max(0, start - 2):start + 1]):
+            j += 2  # "St Aidan's Primary", "St Brendan's Community Hall": a saint's name opens the whole name
+            continue
         if t.lower_ == "of" and doc[j - 1].lower_ in ORG_OF_HEADS:
             j += 2
             continue

@@ -782,6 +782,13 @@ def _possessed_tool(st: Parse, o: Mention) -> bool:
 def _role_is_speakers(st: Parse, m: Mention) -> bool:
     doc = st.doc
     window = doc[max(0, m.start - 6):min(len(doc), m.end + 7)]  # "Carmen, a friend from my MA"
+    def someone_elses(role: Any) -> bool:  # "new starter on their team"
+        return any(c.dep_ == "prep" and any(g.dep_ == "pobj" and any(
+            x.dep_ == "poss" and x.lower_ not in ("my", "our") for x in g.children) for g in c.children)
+            for c in role.children)
+
+    if any(t.lower_ == m.role and someone_elses(t) for t in window):
+        return False
     return any(t.lower_ in ("my", "our", "mine", "ours") for t in window) or any(
         t.lower_ == m.role and t.left_edge.is_sent_start and t.dep_ == "nsubj" and not any(
             c.dep_ in ("det", "poss") for c in t.children) for t in window) or any(  # "Director is Marguerite Lennox."
