@@ -646,3 +646,23 @@ def test_a_new_starter_on_the_speakers_team_is_a_colleague_not_on_someone_elses(
     assert ("ME", "WORKS_WITH", "Bea Lindqvist") in rels(ex.extract(mine, ctx()))
     theirs = "new starter on their team, Bea Lindqvist, is nice."
     assert ("ME", "WORKS_WITH", "Bea Lindqvist") not in rels(ex.extract(theirs, ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Postgres all the way for me.", ("ME", "PREFERS", "PostgreSQL")),
+    ("I've been won over by Linear.", ("ME", "PREFERS", "Linear")),
+    ("Tailwind is the best thing that happened to our frontend.", ("ME", "PREFERS", "Tailwind CSS")),
+    ("Kieran's passed his exams!! he's staying on with us", ("ME", "WORKS_WITH", "Kieran")),
+])
+def test_more_preference_idioms_and_staying_on(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["I drove Dana all the way to Leeds.", "the best thing about Leeds is the food.",
+                                  "my cousin Ola is staying with us this week."])
+def test_near_misses_of_preference_idioms_and_staying_on(ex: LocalExtractor, text: str) -> None:
+    assert not {r for r in rels(ex.extract(text, ctx())) if r[1] in ("PREFERS", "WORKS_WITH")}
+
+
+def test_a_tool_for_me_is_no_purpose(ex: LocalExtractor) -> None:
+    assert ("ME", "USES", "Notion") not in rels(ex.extract("Notion for me, Obsidian for Dana.", ctx()))

@@ -394,7 +394,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
         for v in verbs:
             with_me = any(c.dep_ == "prep" and c.lower_ in ("with", "alongside") and any(
                 g.dep_ == "pobj" and g.lower_ in ("me", "us") for g in c.children) for c in v.children)
-            if with_me and lemma(v) in WORK_VERBS | USE_VERBS | COLLAB_VERBS | _JOINT_WORK_VERBS:
+            staying_on = lemma(v) == "stay" and any(c.dep_ == "prt" and c.lower_ == "on" for c in v.children)
+            if with_me and (lemma(v) in WORK_VERBS | USE_VERBS | COLLAB_VERBS | _JOINT_WORK_VERBS or staying_on):
+                # ("he's staying on with us": kept on where the speaker works)
                 for s in subj:
                     if s is not SPEAKER and s.type == PERSON:
                         st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace=_why("X <verb> with me", lemma(v), "with"))
