@@ -666,3 +666,19 @@ def test_near_misses_of_preference_idioms_and_staying_on(ex: LocalExtractor, tex
 
 def test_a_tool_for_me_is_no_purpose(ex: LocalExtractor) -> None:
     assert ("ME", "USES", "Notion") not in rels(ex.extract("Notion for me, Obsidian for Dana.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("they put me on Nimbus.", ("ME", "WORKS_ON", "Nimbus")),
+    ("my boss moved us onto the Osprey project.", ("ME", "WORKS_ON", "Osprey")),
+    ("Dana pulled me into the audit team last week.", ("ME", "PART_OF", "audit team")),
+    ("I'm running point on Willow.", ("ME", "WORKS_ON", "Willow")),
+])
+def test_put_on_a_work_or_running_point_on_it(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["they put me on hold.", "the nurse put me on antibiotics.",
+                                  "they told me about Nimbus."])
+def test_put_on_hold_or_told_about_is_no_work(ex: LocalExtractor, text: str) -> None:
+    assert not rels(ex.extract(text, ctx()))

@@ -75,6 +75,8 @@ def someone_elses(st: Parse, m: Mention) -> bool:
         seen += 1
         if tok.lemma_.lower() in ADVICE_VERBS and tok.i != start.i:
             return True
+        if any(c.dep_ == "dobj" and c.lower_ in ("me", "us") for c in tok.children):
+            return False  # "they put me on Nimbus": what the speaker is put on is the speaker's
         for c in tok.children:
             if c.dep_ in _OWNER_DEPS or (c.dep_ == "dobj" and c.lower_ in OWN_OWNER_WORDS and c.i != tok.i):
                 low = c.lower_
