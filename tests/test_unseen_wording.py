@@ -682,3 +682,8 @@ def test_put_on_a_work_or_running_point_on_it(ex: LocalExtractor, text: str, exp
                                   "they told me about Nimbus."])
 def test_put_on_hold_or_told_about_is_no_work(ex: LocalExtractor, text: str) -> None:
     assert not rels(ex.extract(text, ctx()))
+
+
+def test_a_bare_name_we_are_all_on_is_a_tool(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("we're all on Quillnote now, the old app is gone.", ctx()))
+    assert ("ME", "USES", "Quillnote") in got and ("ME", "PART_OF", "Quillnote") not in got
