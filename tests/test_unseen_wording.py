@@ -685,5 +685,9 @@ def test_put_on_hold_or_told_about_is_no_work(ex: LocalExtractor, text: str) -> 
 
 
 def test_a_bare_name_we_are_all_on_is_a_tool(ex: LocalExtractor) -> None:
-    got = rels(ex.extract("we're all on Quillnote now, the old app is gone.", ctx()))
-    assert ("ME", "USES", "Quillnote") in got and ("ME", "PART_OF", "Quillnote") not in got
+    got = rels(ex.extract("we're all on Trint now.", ctx()))
+    assert ("ME", "USES", "Trint") in got and ("ME", "PART_OF", "Trint") not in got
+
+
+def test_a_bare_name_one_is_on_after_an_adverb_of_work_stays_a_work(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_ON", "Kestrel") in rels(ex.extract("I've been heads-down on Kestrel since March.", ctx()))
