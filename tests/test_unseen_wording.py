@@ -595,8 +595,6 @@ def test_family_help_and_a_possessive_before_an_ing_noun_state_nothing(ex: Local
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("Big news: the uni's ditching Splunk for Graylog.", ("ME", "USES", "Graylog")),
-    ("for phonics the school follows Read Write Inc.", ("ME", "USES", "Read Write Inc")),
     ("I work at Dunmore University. SIEM is Splunk, EDR is SentinelOne.", ("ME", "USES", "Splunk")),
     ("I work at Dunmore University. SIEM is Splunk, EDR is SentinelOne.", ("ME", "USES", "SentinelOne")),
     ("the old oven died so we bought a Rational iCombi.", ("ME", "USES", "Rational iCombi")),
@@ -669,7 +667,7 @@ def test_a_tool_for_me_is_no_purpose(ex: LocalExtractor) -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("they put me on Nimbus.", ("ME", "WORKS_ON", "Nimbus")),
+    ("they put me on the Nimbus project.", ("ME", "WORKS_ON", "Nimbus")),
     ("my boss moved us onto the Osprey project.", ("ME", "WORKS_ON", "Osprey")),
     ("Dana pulled me into the audit team last week.", ("ME", "PART_OF", "audit team")),
     ("I'm running point on Willow.", ("ME", "WORKS_ON", "Willow")),
@@ -691,3 +689,28 @@ def test_a_bare_name_we_are_all_on_is_a_tool(ex: LocalExtractor) -> None:
 
 def test_a_bare_name_one_is_on_after_an_adverb_of_work_stays_a_work(ex: LocalExtractor) -> None:
     assert ("ME", "WORKS_ON", "Kestrel") in rels(ex.extract("I've been heads-down on Kestrel since March.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Big news: the uni's ditching Splunk for Graylog.", ("ME", "USES", "Graylog")),
+    ("for phonics the school follows Read Write Inc.", ("ME", "USES", "Read Write Inc")),
+])
+def test_the_workplace_the_graph_says_is_the_speakers_speaks_for_them(ex: LocalExtractor, text: str,
+                                                                       expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, _with_facts(("User", "PART_OF", "Dunmore Academy"))))
+    assert expected not in rels(ex.extract(text, ctx()))  # a parent's "the school" is not the speaker's
+
+
+@pytest.mark.parametrize("text", [
+    "Dana and I split the bill.", "The doctor put me on Sertraline.", "Tom's been helping with the wedding planning.",
+    "Prosecco for everyone!", "My brother says Jenkins was replaced by Buildkite at his work.",
+    "My bike lives in Hackney now.", "The house we own, Rosebank, needs a roof.",
+    "The work we did in Glasgow paid off.",
+    "Ravi took over as lead at his new company.", "Mia got Notion, but I like it way better on paper."])
+def test_everyday_near_misses_of_the_new_constructions_state_nothing_of_the_speaker(ex: LocalExtractor,
+                                                                                   text: str) -> None:
+    assert not {r for r in rels(ex.extract(text, ctx())) if r[0] == "ME"}
+
+
+def test_the_speaker_who_would_rather_prefers(ex: LocalExtractor) -> None:
+    assert ("ME", "PREFERS", "Trello") in rels(ex.extract("I'd rather we used Trello.", ctx()))

@@ -167,15 +167,17 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
             subj.append(SPEAKER)  # "billing runs on Stripe", "the docs are hosted on X": the speaker's own setup
         elif t.dep_ == "nsubj" and low in _OWN_WORKPLACE and st.speaker_ok and any(
                 c.dep_ == "det" and c.lower_ == "the" for c in t.children) and not any(
-                c.dep_ in ("prep", "compound", "poss", "amod") for c in t.children):
+                c.dep_ in ("prep", "compound", "poss", "amod") for c in t.children) and _works_somewhere(st):
             subj.append(SPEAKER)  # "the uni's ditching Splunk", "the school follows X": where the speaker works
+            # (the graph says the speaker belongs to an organisation; a parent's "the school" is not theirs)
         elif low in ("they", "you", "everyone", "nobody", "someone") and t.dep_ in ("nsubj",):
             subj.append(None)
         k += 1
     subj_clean = [s for s in subj if s is not None]
     rather = next((t for t in toks if t.lower_ == "rather"), None)
-    if rather is not None and SPEAKER in subj_clean and len(subj_clean) > 1 and any(
-            t.lower_ in ("we", "i") and t.dep_ == "nsubj" and t.i > rather.i for t in toks):
+    if rather is not None and SPEAKER in subj_clean and any(s is not SPEAKER for s in subj_clean) and any(
+            t.lower_ in ("we", "i") and t.dep_ == "nsubj" and t.i > rather.i for t in toks) and not any(
+            t.lower_ in ("i", "we") and t.dep_ == "nsubj" and t.i < rather.i for t in toks):
         subj_clean = [s for s in subj_clean if s is not SPEAKER]  # "Tomas would rather we used X": his wish
     # drop the person mention after "my manager X" role NP (handled as appos; X is the subject)
     if not subj and all(v.dep_ == "acl" for v in verbs) and st.speaker_ok and (prev is None or not prev.subj) \
@@ -345,6 +347,11 @@ def _nobody(doc: Any, t: Any) -> bool:
 
 
 _OWN_WORKPLACE = word_class("own_workplace_nouns")
+
+
+def _works_somewhere(st: Parse) -> bool:
+    names = {st.speaker_name.casefold(), "user", "speaker"}
+    return any(f.type == "PART_OF" and f.source_name.casefold() in names for f in st.ctx.candidate_facts)
 
 
 def _not_only(doc: Any, t: Any) -> bool:

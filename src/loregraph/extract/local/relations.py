@@ -74,6 +74,7 @@ from loregraph.extract.local.words import (
     USE_VERBS,
     VERDICT_WORDS,
     WE_WORDS,
+    WORK_ITEM_HEADS,
     WORK_VERBS,
     first_name,
     takes_up,
@@ -409,8 +410,10 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 # or an object ("Dario and I do pipeline reviews"); "Anna and I were sitting by the sea" is company
                 thing = any(o.type not in (PERSON, "") for o in objs) \
                     or bool(verbs and any(c.dep_ == "dobj" and c.pos_ == "NOUN" for c in verbs[0].children))
-                if not s.addressed and (lem in WORK_VERBS | COLLAB_VERBS
-                                        or (lem in USE_VERBS | _JOINT_WORK_VERBS and thing)):
+                work_obj = any(o.type in (PROJECT, TOOL) for o in objs) or bool(verbs and any(
+                    c.dep_ == "dobj" and c.lower_ in _WORK_THINGS | WORK_ITEM_HEADS for c in verbs[0].children))
+                if not s.addressed and (lem in WORK_VERBS | COLLAB_VERBS or (lem in USE_VERBS and thing)
+                                        or (lem in _JOINT_WORK_VERBS and work_obj)):  # (not "share a flat")
                     st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.7, trace="rules: X and I <verb>")
     # "I'm on X alone now" → the speaker no longer works with people named in this message
     # "we don't work together anymore": the speaker's working tie with the people named here ends
@@ -716,6 +719,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
 
 
 _JOINT_WORK_VERBS = word_class("joint_work_verbs")
+_WORK_THINGS = word_class("work_things") | {"rota", "on-call", "shifts", "caseload", "workload", "support", "reviews"}
 _GROUP_PASTIME_VERBS = frozenset({"sing", "play", "dance", "perform", "row", "race", "act", "drum", "compete",
                                   "swim", "run", "volunteer", "serve", "paddle", "skate"})
 
