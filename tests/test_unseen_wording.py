@@ -714,3 +714,26 @@ def test_everyday_near_misses_of_the_new_constructions_state_nothing_of_the_spea
 
 def test_the_speaker_who_would_rather_prefers(ex: LocalExtractor) -> None:
     assert ("ME", "PREFERS", "Trello") in rels(ex.extract("I'd rather we used Trello.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("we make a patient booking app called CareSlot.", ("ME", "WORKS_ON", "CareSlot")),
+    ("My PI wants the preprint out by summer - the project's called GutMap", ("ME", "WORKS_ON", "GutMap")),
+    ("I'm running the new balance class with an OT called Bea Lowry.", ("ME", "WORKS_WITH", "Bea Lowry")),
+    ("counsel on Whitcombe is Fatima Rahman.", ("Fatima Rahman", "WORKS_ON", "Whitcombe")),
+])
+def test_works_named_by_called_and_people_called_by_a_role(ex: LocalExtractor, text: str,
+                                                          expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_someone_elses_project_called_something_is_not_the_speakers(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_ON", "Kite") not in rels(ex.extract("my sister's project is called Kite.", ctx()))
+
+
+@pytest.mark.parametrize("text", ["Bea's gone on mat leave so it's me and Tom for now.",
+                                  "Farouk has gone on sabbatical for six months."])
+def test_a_colleague_gone_on_leave_works_with_the_speaker_no_more_for_now(ex: LocalExtractor, text: str) -> None:
+    name = text.split("'")[0].split()[0]
+    c = _with_facts(("User", "WORKS_WITH", name))
+    assert [(e.source, e.type) for e in ex.extract(text, c).endings] == [("SPEAKER", "WORKS_WITH")]

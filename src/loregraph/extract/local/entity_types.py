@@ -1006,6 +1006,8 @@ def _work_cue(st: Parse, m: Mention) -> bool:
     if root.dep_ in ("dobj", "appos") and lemma(root.head) in MAKING_VERBS | {"co-write", "co-author"}:
         return False  # "Petra and I are co-writing Night Ferry, a novel": the speaker's own work, a project
     before = [t.lower_ for t in doc[max(doc[m.start].sent.start, m.start - 4):m.start]]
+    if before[-1:] in (["called"], ["named"]) and len(before) >= 2 and before[-2] in ROLE_NOUNS | PEOPLE_NOUNS:
+        return False  # "an OT called Bea Lowry": a person in a role, not a title
     if before[-1:] in (["called"], ["named"], ["titled"]) and any(w in WORK_NOUNS for w in before[:-1]):
         noun = doc[m.start - 1].head  # "I'm writing a novel called X": the work noun the name is given to
         if noun.dep_ == "pobj" and noun.head.lower_ == "on" and lemma(noun.head.head) in WORK_VERBS:

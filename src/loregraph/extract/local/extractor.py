@@ -19,6 +19,7 @@ from loregraph.extract.local.mentions import find_mentions
 from loregraph.extract.local.precision import evidenced, gate
 from loregraph.extract.local.relations import (
     relate,
+    relate_away_on_leave,
     relate_decision_heading,
     relate_finished,
     relate_partners,
@@ -249,6 +250,7 @@ class LocalExtractor:
                 relate(p, cl, prev)
                 relate_constructions(p, cl, matches)
                 relate_finished(p, cl)
+                relate_away_on_leave(p, cl)
                 relate_pets(p, cl)
                 relate_decision_heading(p, cl)
                 relate_setup_heading(p, cl)

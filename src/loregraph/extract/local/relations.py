@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
@@ -989,3 +990,18 @@ def relate_partners(st: Parse, cl: Clause, new: list[Any]) -> None:
                 st.out.add(m, WORKS_ON, work, cl, 0.7, trace="rules: a partner on the speaker's work")
         elif r.source in by_ref and id(by_ref[r.source]) in ids:
             st.out.add(SPEAKER, WORKS_ON, work, cl, 0.7, trace="rules: the speaker's partner on a work")
+
+
+_ON_LEAVE = re.compile(r"\b(?:gone|going|off|is|'s|are|'re) on (?:\w+ ){0,2}(?:leave|sabbatical|secondment|furlough)\b")
+
+
+def relate_away_on_leave(st: Parse, cl: Clause) -> None:
+    """"Bea's gone on mat leave", "Farouk has gone on sabbatical for six months": a colleague away on leave no
+    longer works with the speaker, for now."""
+    if cl.question or cl.negated or cl.hypothetical or not st.speaker_ok:
+        return
+    if not _ON_LEAVE.search(st.doc[cl.start:cl.end].text.lower().replace("’", "'")):
+        return
+    for s in cl.subj:
+        if s is not SPEAKER and s.type == PERSON:
+            st.out.end(SPEAKER, WORKS_WITH, s, reason="on leave")
