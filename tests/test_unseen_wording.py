@@ -737,3 +737,22 @@ def test_a_colleague_gone_on_leave_works_with_the_speaker_no_more_for_now(ex: Lo
     name = text.split("'")[0].split()[0]
     c = _with_facts(("User", "WORKS_WITH", name))
     assert [(e.source, e.type) for e in ex.extract(text, c).endings] == [("SPEAKER", "WORKS_WITH")]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("ArgoCD's been our deploy tool for ages anyway.", ("ME", "USES", "ArgoCD")),
+    ("herd records are in Fieldbook now.", ("ME", "USES", "Fieldbook")),
+    ("sim's in Gazebo these days.", ("ME", "USES", "Gazebo")),
+    ("every pipeline's on GitHub Actions now.", ("ME", "USES", "GitHub Actions")),
+])
+def test_setup_said_in_chat_shorthand(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_stopping_paying_for_a_tool_ends_it_and_takes_nothing_up(ex: LocalExtractor) -> None:
+    got = ex.extract("we stopped paying for Datadog in Jan.", ctx())
+    assert not rels(got) and [(e.source, e.type) for e in got.endings] == [("SPEAKER", None)]
+
+
+def test_an_internal_tool_of_ones_own_is_still_a_work(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_ON", "Tessera") in rels(ex.extract("Tessera is our internal tool for releases.", ctx()))

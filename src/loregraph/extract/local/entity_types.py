@@ -727,7 +727,12 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(PROJECT, 1.3)
         m.owned = True
     copula_noun = _copula_other(st, m)
-    if copula_noun is not None and copula_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
+    used_tool = copula_noun is not None and copula_noun.lower_ in ("tool", "tools") and any(
+        c.dep_ in ("compound", "amod") for c in copula_noun.children) and not any(
+        c.lower_ in ("internal", "own", "in-house", "homegrown", "home-grown", "new") for c in copula_noun.children)
+    if used_tool and m.source in ("cap", "candidate"):
+        m.vote(TOOL, 1.6)  # "ArgoCD's been our deploy tool for ages": a kind of tool one uses, not one's own build
+    elif copula_noun is not None and copula_noun.lower_ in PROJECT_APPOS_HEADS and m.source in ("cap", "candidate") \
             and _possessed_by_speaker(copula_noun) and not _favourite(copula_noun):
         m.vote(PROJECT, 1.3)
         m.owned = True

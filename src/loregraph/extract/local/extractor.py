@@ -62,8 +62,9 @@ def merge_prefixes(doc: Any) -> None:
                 retok.merge(span)
 
 
-_NAME_CONTRACTION = re.compile(
-    r"(?<!St\. )(?<!St )(?<!Saint )\b([A-Z][a-z]+)['’]s (?=(\w+)\b(?:\s+(\w+))?(?:\s+(\w+))?)")
+_NAME_CONTRACTION = re.compile(  # a name, camel-cased too ("ArgoCD's been ...")
+    r"(?<!St\. )(?<!St )(?<!Saint )\b([A-Z][a-z]+|[A-Z][a-z]*[A-Z][A-Za-z]*)['’]s "
+    r"(?=(\w+)\b(?:\s+(\w+))?(?:\s+(\w+))?)")
 _AFTER_A_VERB_ING = frozenset({"the", "a", "an", "on", "with", "for", "at", "in", "into", "onto", "over", "up", "out",
                                "our", "my", "his", "her", "their", "it", "them", "us", "me", "point", "things"})
 _IS_NEXT = word_class("contraction_is_next")
@@ -88,11 +89,20 @@ def expand_name_contractions(text: str, keep: frozenset[str] = frozenset()) -> s
             return f"{m.group(1)} is "  # "Ravi's running the show", "Ana's working on Kite", "Ravi's running design
             # on X" (not "Ana's running shoes")
         return m.group(0)
-    return _NOUN_CONTRACTION.sub(expand_noun, _NAME_CONTRACTION.sub(expand, text))
+    text = _NOUN_CONTRACTION.sub(expand_noun, _NAME_CONTRACTION.sub(expand, text))
+    return _NOUN_STATE_CONTRACTION.sub(lambda m: f"{m.group(1)} {_NOUN_STATE_VERB.get(m.group(2).lower(), 'is')} ",
+                                       text)
 
 
 # "the uni's ditching Splunk", "the team's moving to Linear": a group's "'s" before a verb in -ing and its object
 _NOUN_CONTRACTION = re.compile(r"\b((?:the|our|my|their) [a-z]+)['’]s (?=([a-z]+ing) (\w+))")
+
+
+# "every pipeline's on GitHub Actions", "the firm's moved X to Y": a thing's "'s" before a place or a participle
+_NOUN_STATE_CONTRACTION = re.compile(
+    r"\b((?:every|each|the|our|my) [a-z]+)['’]s (?=(on|in|off|now|been|gone|moved|switched|done|finished|over)\b)",
+    re.IGNORECASE)
+_NOUN_STATE_VERB = {"been": "has", "gone": "has", "moved": "has", "switched": "has"}
 
 
 def expand_noun(m: re.Match[str]) -> str:

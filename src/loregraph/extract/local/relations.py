@@ -262,7 +262,7 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             if cl.negated and not cl.ended and (g in ("be",) or not verbs):
                 continue
             if o.type in (TOOL, CONCEPT) and (p in ("for", "with", "to", "onto") or _in_favour_of(st, o)) \
-                    and not cl.negated \
+                    and not cl.negated and not (p == "for" and g in ("pay", "subscribe", "look", "wait", "budget")) \
                     and not any(mk in " ".join(t.lower_ for t in doc[cl.start:cl.end]) for mk in ENDED_MARKERS):
                 for s in srcs if proj_obj is None else [proj_obj]:
                     st.out.add(s, USES, o, cl, conf, trace="rules: dropped X for Y (the successor)")
