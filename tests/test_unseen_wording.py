@@ -756,3 +756,28 @@ def test_stopping_paying_for_a_tool_ends_it_and_takes_nothing_up(ex: LocalExtrac
 
 def test_an_internal_tool_of_ones_own_is_still_a_work(ex: LocalExtractor) -> None:
     assert ("ME", "WORKS_ON", "Tessera") in rels(ex.extract("Tessera is our internal tool for releases.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("my lead is Dev Okafor, he's great.", ("ME", "WORKS_WITH", "Dev Okafor")),
+    ("my design partner is Aoife Brennan.", ("ME", "WORKS_WITH", "Aoife Brennan")),
+    ("it's just me and a contractor, Ines Carvalho, on the migration", ("ME", "WORKS_WITH", "Ines Carvalho")),
+    ("so it's just me and Kieran now.", ("ME", "WORKS_WITH", "Kieran")),
+])
+def test_colleagues_named_after_a_capitalised_role_word_or_as_the_only_other_one(
+        ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+def test_just_me_and_my_husband_is_no_colleague(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_WITH", "Tom") not in rels(ex.extract("it's just me and my husband Tom now.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Aoife left last week for a job at Monzo.", "Aoife"),
+    ("Ines's contract ended Friday. sad, she was great", "Ines"),
+])
+def test_a_colleague_who_left_for_a_job_or_whose_contract_ended_is_one_no_more(ex: LocalExtractor, text: str,
+                                                                               name: str) -> None:
+    c = _with_facts(("User", "WORKS_WITH", name))
+    assert ("SPEAKER", "WORKS_WITH") in [(e.source, e.type) for e in ex.extract(text, c).endings]

@@ -22,6 +22,7 @@ from loregraph.extract.local.relations import (
     relate_away_on_leave,
     relate_decision_heading,
     relate_finished,
+    relate_just_me_and,
     relate_partners,
     relate_pets,
     relate_setup_heading,
@@ -261,6 +262,7 @@ class LocalExtractor:
                 relate_constructions(p, cl, matches)
                 relate_finished(p, cl)
                 relate_away_on_leave(p, cl)
+                relate_just_me_and(p, cl)
                 relate_pets(p, cl)
                 relate_decision_heading(p, cl)
                 relate_setup_heading(p, cl)

@@ -230,9 +230,11 @@ def find_mentions(st: Parse) -> list[Mention]:
         if (tok.lower_ in INTERJECTIONS or _LENGTHENED.search(tok.lower_)) and _turn_opening(doc, i):
             i += 1  # "Yep", "Congrats", "Wow Jo, ...": a word said, not a name
             continue
-        if tok.lower_ in ROLE_NOUNS | PROJECT_HEADS and i + 1 < n and is_capish(doc[i + 1]):
-            i += 1  # "CTO Elena", "Project Heron": the role/kind word is not part of the name
-            continue
+        if tok.lower_ in ROLE_NOUNS | PROJECT_HEADS and i + 1 < n and is_capish(doc[i + 1]) and not (
+                tok.text.istitle() and tok.lower_ not in PROJECT_HEADS and not tok.is_sent_start
+                and (i == 0 or doc[i - 1].lower_ not in ("our", "my", "the", "a", "an", "new", "their", "his", "her"))):
+            i += 1  # "CTO Elena", "Project Heron": the role/kind word is not part of the name (but "my lead is Dev
+            continue  # Okafor": a role word capitalised inside a sentence opens a name)
         j = _extend_caps(doc, i + 1)
         if j - i > 1 and tok.is_sent_start and tok.tag_ in ("VB", "VBG") and tok.pos_ == "VERB":
             i += 1  # "Meet Pickle, ...", "Learning German ...": a verb before the name

@@ -287,6 +287,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 if s is SPEAKER or s.type == PERSON:
                     st.out.add(s, PART_OF, o, cl, conf, trace=_why("left for", g, "for"))
                     st.out.events.append(MovedOrg(s, o))
+                if s is not SPEAKER and s.type == PERSON and st.speaker_ok and not any(
+                        c.dep_ == "dobj" for c in verbs[0].children if verbs):
+                    st.out.end(SPEAKER, WORKS_WITH, s, reason="left")  # "Aoife left for a job at Monzo"
             continue
         if g in LEAVE_VERBS and o.type in (ORGANIZATION, PROJECT):
             for s in srcs:
@@ -1005,3 +1008,23 @@ def relate_away_on_leave(st: Parse, cl: Clause) -> None:
     for s in cl.subj:
         if s is not SPEAKER and s.type == PERSON:
             st.out.end(SPEAKER, WORKS_WITH, s, reason="on leave")
+
+
+def relate_just_me_and(st: Parse, cl: Clause) -> None:
+    """"it's just me and Kieran now", "the class is me and a band 5, Tom Whitlock": the people who are, with the
+    speaker, all there is to a piece of work work with the speaker (not "it's just me and my husband now")."""
+    if cl.question or cl.negated or cl.hypothetical or not st.speaker_ok:
+        return
+    doc = st.doc
+    for t in doc[cl.start:cl.end]:
+        end = t.sent.end
+        if t.lower_ != "me" or t.dep_ not in ("attr", "ROOT") or t.i + 1 >= end or doc[t.i + 1].lower_ != "and":
+            continue
+        for k in range(t.i + 2, min(end, t.i + 10)):
+            if doc[k].pos_ in ("VERB", "AUX") or doc[k].lower_ in FRIEND_ROLES:
+                break
+            if st.at[k] != -1:
+                m = st.mentions[st.at[k]]
+                if m.type == PERSON and m.ref:
+                    st.out.add(SPEAKER, WORKS_WITH, m, cl, 0.7, trace="rules: just me and X")
+                break
