@@ -781,3 +781,16 @@ def test_a_colleague_who_left_for_a_job_or_whose_contract_ended_is_one_no_more(e
                                                                                name: str) -> None:
     c = _with_facts(("User", "WORKS_WITH", name))
     assert ("SPEAKER", "WORKS_WITH") in [(e.source, e.type) for e in ex.extract(text, c).endings]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Postgres it is then.", ("ME", "DECIDED", "PostgreSQL")),
+    ("Grafana Cloud does the same job for a third of the price.", ("ME", "USES", "Grafana Cloud")),
+])
+def test_x_it_is_and_a_tool_doing_the_job(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["Maya does the job well.", "Leeds it is for the offsite."])
+def test_a_person_doing_the_job_or_a_town_chosen_is_no_tool(ex: LocalExtractor, text: str) -> None:
+    assert not rels(ex.extract(text, ctx()))

@@ -26,6 +26,7 @@ from loregraph.extract.local.relations import (
     relate_partners,
     relate_pets,
     relate_setup_heading,
+    relate_x_it_is,
 )
 from loregraph.extract.local.state import Clause, Parse, verb_after_prefix
 from loregraph.extract.local.when import (
@@ -263,6 +264,7 @@ class LocalExtractor:
                 relate_finished(p, cl)
                 relate_away_on_leave(p, cl)
                 relate_just_me_and(p, cl)
+                relate_x_it_is(p, cl)
                 relate_pets(p, cl)
                 relate_decision_heading(p, cl)
                 relate_setup_heading(p, cl)

@@ -1028,3 +1028,18 @@ def relate_just_me_and(st: Parse, cl: Clause) -> None:
                 if m.type == PERSON and m.ref:
                     st.out.add(SPEAKER, WORKS_WITH, m, cl, 0.7, trace="rules: just me and X")
                 break
+
+
+def relate_x_it_is(st: Parse, cl: Clause) -> None:
+    """"Postgres it is then", "ok decided: scVI it is": a choice announced by "<name> it is" is decided."""
+    if cl.question or cl.negated or not st.speaker_ok:
+        return
+    doc = st.doc
+    for m in st.mentions:
+        k = m.end
+        if not (cl.start <= m.start < cl.end) or m.type not in (TOOL, CONCEPT, PROJECT) or not m.ref \
+                or k + 1 >= len(doc) or doc[k].lower_ != "it" or doc[k + 1].lower_ not in ("is", "'s", "’s"):
+            continue
+        after = doc[k + 2] if k + 2 < len(doc) else None
+        if after is None or after.is_punct or after.lower_ in ("then", "now", "for", "lol", "haha"):
+            st.out.add(SPEAKER, DECIDED, m, cl, 0.75, trace="rules: X it is")
