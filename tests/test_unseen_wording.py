@@ -794,3 +794,9 @@ def test_x_it_is_and_a_tool_doing_the_job(ex: LocalExtractor, text: str, expecte
 @pytest.mark.parametrize("text", ["Maya does the job well.", "Leeds it is for the offsite."])
 def test_a_person_doing_the_job_or_a_town_chosen_is_no_tool(ex: LocalExtractor, text: str) -> None:
     assert not rels(ex.extract(text, ctx()))
+
+
+def test_a_business_vet_is_a_colleague_a_pet_owners_is_known(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("our vet is Siân Morgan at Usk Valley Vets.", ctx()))
+    assert {("ME", "WORKS_WITH", "Siân Morgan"), ("Siân Morgan", "PART_OF", "Usk Valley Vets")} <= got
+    assert ("ME", "KNOWS", "Siân Morgan") in rels(ex.extract("my vet is Siân Morgan.", ctx()))

@@ -94,8 +94,10 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     for t in doc[cl.start:cl.end]:
         if t.lower_ == "it" and t.dep_ in ("dobj", "pobj") and st.at[t.i] == -1:
             it_obj = resolve_it(st, t.i)
-    # a subject mention's own modifiers: "Marta from Northwind Labs"
-    for s in cl.subj:
+    # a subject mention's own modifiers: "Marta from Northwind Labs"; a person named on the copula's other side too
+    # ("our vet is Siân Morgan at Usk Valley Vets")
+    named = [m for m in ms if m.type == PERSON and doc[m.end - 1].dep_ == "attr" and lemma(doc[m.end - 1].head) == "be"]
+    for s in [*cl.subj, *named]:
         if s is SPEAKER or s.type != PERSON:
             continue
         for o in objs:
@@ -105,8 +107,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     # appositive role: "my colleague Ingrid" → speaker works with Ingrid
     for m in ms:
         if m.type == PERSON and m.role and st.speaker_ok and _role_is_speakers(st, m):
-            rel = KNOWS if (m.role in FRIEND_ROLES and not _role_at_work(st, m)) or _former_role(st, m) \
-                else WORKS_WITH  # ("my old boss Kofi": someone one knows, no colleague now)
+            rel = KNOWS if (m.role in FRIEND_ROLES and not _role_at_work(st, m) and not _business_service(st, m)) \
+                or _former_role(st, m) else WORKS_WITH  # ("my old boss Kofi": someone one knows, no colleague now)
             if not cl.question and not (cl.negated and not cl.ended):  # a role holds whatever the verb says
                 st.out.add(SPEAKER, rel, m, cl, 0.85, role=m.role, trace=f"rules: role noun ({m.role})")
                 if _is_new_role(st, m):
@@ -948,6 +950,15 @@ def _speakers_org(st: Parse, org: Mention) -> bool:
     mine = {f.target_name.casefold() for f in st.ctx.candidate_facts
             if f.type == PART_OF and f.source_name.casefold() in speaker_names(st)}
     return org.name.casefold() in mine
+
+
+def _business_service(st: Parse, m: Mention) -> bool:
+    """"our vet is Siân Morgan" said of a farm or a practice: a service the speaker's business works with (but "my
+    vet" is a pet owner's, "our doctor" a family's)."""
+    sent = st.doc[m.start].sent
+    return m.role in ("vet", "coach") and any(
+        t.lower_ == m.role and t.i > sent.start and any(c.dep_ == "poss" and c.lower_ == "our" for c in t.children)
+        for t in sent)
 
 
 def _former_role(st: Parse, m: Mention) -> bool:
