@@ -800,3 +800,8 @@ def test_a_business_vet_is_a_colleague_a_pet_owners_is_known(ex: LocalExtractor)
     got = rels(ex.extract("our vet is Siân Morgan at Usk Valley Vets.", ctx()))
     assert {("ME", "WORKS_WITH", "Siân Morgan"), ("Siân Morgan", "PART_OF", "Usk Valley Vets")} <= got
     assert ("ME", "KNOWS", "Siân Morgan") in rels(ex.extract("my vet is Siân Morgan.", ctx()))
+
+
+def test_someone_and_i_both_on_a_bare_name_are_on_a_work(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Hannah and I are both on Orion now.", ctx()))
+    assert {("ME", "WORKS_ON", "Orion"), ("Hannah", "WORKS_ON", "Orion")} <= got

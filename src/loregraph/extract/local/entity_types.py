@@ -814,11 +814,15 @@ def _context_votes(st: Parse, m: Mention) -> None:
             # "we log every pint in Brewlog", "I edit in Lumetta"; a word unknown to general text is no town
             m.vote(TOOL, 0.5 if common_word(m.name.lower(), 1.0) else 1.5)
         if p == "on" and glem == "be" and prev is not None and prev.lower_ == "on" and m.end - m.start == 1 \
-                and gov.i < prev.i and all(t.lower_ in ("all", "both", "now", "mostly", "fully")
+                and gov.i < prev.i and all(t.lower_ in ("all", "now", "mostly", "fully")
                                            for t in doc[gov.i + 1:prev.i]) \
                 and any(c.dep_ == "nsubj" and c.lower_ in ("we", "i") for c in gov.children) \
                 and not first_name(m.name) and m.votes.get(ORGANIZATION, 0.0) < 1.0:
             m.vote(TOOL, 0.6)  # "we're all on Trint now": a bare name one is on is a tool (not "on the Falcons")
+        if p == "on" and glem == "be" and m.source == "cap" and prev is not None and prev.lower_ == "on" and any(
+                c.dep_ == "nsubj" and any(g.dep_ == "conj" and g.lower_ in ("i", "me") for g in c.children)
+                for c in gov.children) and not m.votes.get(TOOL):
+            m.vote(PROJECT, 1.0)  # "Hannah and I are both on Orion now": people are on a piece of work
         if p == "in" and glem == "be" and any(c.dep_ == "nsubj" and c.lower_ in _ALL_OF_IT for c in gov.children):
             m.vote(TOOL, 0.9)  # "everything's in Paywell these days", "it's all in Brewlog"
         if (glem in _TOOL_TRIAL_VERBS or gov.lower_ in _TOOL_TRIAL_VERBS) \
