@@ -805,3 +805,7 @@ def test_a_business_vet_is_a_colleague_a_pet_owners_is_known(ex: LocalExtractor)
 def test_someone_and_i_both_on_a_bare_name_are_on_a_work(ex: LocalExtractor) -> None:
     got = rels(ex.extract("Hannah and I are both on Orion now.", ctx()))
     assert {("ME", "WORKS_ON", "Orion"), ("Hannah", "WORKS_ON", "Orion")} <= got
+
+
+def test_a_camel_cased_tool_named_for_a_purpose_without_a_verb_is_used(ex: LocalExtractor) -> None:
+    assert ("ME", "USES", "pgBackRest") in rels(ex.extract("pgBackRest for backups.", ctx()))
