@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 
 from extraction_support import rels
-from loregraph.extract.base import Extraction, ExtractionContext
+from loregraph.extract.base import CandidateEntity, CandidateFact, Extraction, ExtractionContext
 from loregraph.extract.local import LocalExtractor
 
 NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)
@@ -19,6 +19,18 @@ NOW = datetime(2024, 6, 12, 15, 30, tzinfo=UTC)
 
 def ctx() -> ExtractionContext:
     return ExtractionContext(group_id="g", reference_time=NOW, role_type="user", role="user")
+
+
+def _knowing(*entities: tuple[str, str, str], facts: tuple[tuple[str, str, str], ...] = ()) -> ExtractionContext:
+    """A context whose graph already holds ``entities`` (id, name, type) and ``facts`` (source, type, target names;
+    "User" is the speaker; a name with no entity stands for its own id)."""
+    c = ctx()
+    ids = {n: i for i, n, _ in entities} | {"User": "u"}
+    c.candidates = [CandidateEntity(id=i, name=n, type=t) for i, n, t in entities]
+    c.candidate_facts = [CandidateFact(id=f"f{k}", source_id=ids.get(s, s), source_name=s, type=t,
+                                       target_id=ids.get(o, o), target_name=o, fact=f"{s} {t} {o}")
+                         for k, (s, t, o) in enumerate(facts, 1)]
+    return c
 
 
 def rels_any_case(x: Extraction) -> set[tuple[str, str, str]]:
@@ -270,12 +282,7 @@ def test_what_is_set_against_or_conditional_is_not_used(ex: LocalExtractor, text
 
 
 def test_someone_joining_a_team_the_graph_says_is_the_speakers_is_a_colleague(ex: LocalExtractor) -> None:
-    from loregraph.extract.base import CandidateFact
-
-    known = CandidateFact(id="f1", source_id="u", source_name="User", type="PART_OF", target_id="t",
-                          target_name="data team", fact="User is part of data team")
-    c = ctx()
-    c.candidate_facts = [known]
+    c = _knowing(facts=(("User", "PART_OF", "data team"),))
     text = "Lorenzo Ricci joined the data team from sales last week."
     assert ("ME", "WORKS_WITH", "Lorenzo Ricci") in rels(ex.extract(text, c))
     assert ("ME", "WORKS_WITH", "Lorenzo Ricci") not in rels(ex.extract(text, ctx()))
@@ -344,10 +351,7 @@ def test_a_vendors_name_before_its_product_is_one_tool(ex: LocalExtractor) -> No
 
 
 def test_a_club_called_by_its_last_word_is_the_club_named_before(ex: LocalExtractor) -> None:
-    from loregraph.extract.base import CandidateEntity
-
-    c = ctx()
-    c.candidates = [CandidateEntity(id="o1", name="Dunmore Warblers", type="organization")]
+    c = _knowing(("o1", "Dunmore Warblers", "organization"))
     got = ex.extract("I've quit the Warblers, too many late nights.", c)
     assert [e.existing_id for e in got.entities if e.name == "Dunmore Warblers"] == ["o1"]
     assert ex.extract("the warblers in our garden woke me up.", c).entities == []
@@ -413,10 +417,7 @@ def test_a_series_one_reads_is_no_work_of_ones_own(ex: LocalExtractor) -> None:
 
 
 def test_making_a_part_of_a_known_work_is_working_on_it(ex: LocalExtractor) -> None:
-    from loregraph.extract.base import CandidateEntity
-
-    c = ctx()
-    c.candidates = [CandidateEntity(id="p1", name="Tidewater", type="project")]
+    c = _knowing(("p1", "Tidewater", "project"))
     text = "Jonas Ekberg is recording the interviews for Tidewater, he's freelance."
     assert ("Jonas Ekberg", "WORKS_ON", "Tidewater") in rels(ex.extract(text, c))
     assert ("Jonas Ekberg", "WORKS_ON", "Tidewater") not in rels(ex.extract(text.replace("Tidewater", "Acme"), c))
@@ -464,15 +465,10 @@ def test_a_weekday_is_no_organisation(ex: LocalExtractor) -> None:
 
 
 def _with_facts(*facts: tuple[str, str, str]) -> ExtractionContext:
-    from loregraph.extract.base import CandidateEntity, CandidateFact
-
-    c = ctx()
-    names = {n for s, _, o in facts for n in (s, o) if n != "User"}
-    ids = {n: f"e{k}" for k, n in enumerate(sorted(names))} | {"User": "u"}
-    c.candidates = [CandidateEntity(id=ids[n], name=n, type="person" if " " not in n else "project") for n in names]
-    c.candidate_facts = [CandidateFact(id=f"f{k}", source_id=ids[s], source_name=s, type=t, target_id=ids[o],
-                                       target_name=o, fact=f"{s} {t} {o}") for k, (s, t, o) in enumerate(facts)]
-    return c
+    """``_knowing`` the facts and their ends: a one-word name a person, a longer one a project."""
+    names = sorted({n for s, _, o in facts for n in (s, o) if n != "User"})
+    return _knowing(*((f"e{k}", n, "person" if " " not in n else "project") for k, n in enumerate(names)),
+                    facts=facts)
 
 
 def test_a_colleague_moving_to_another_team_is_no_longer_one(ex: LocalExtractor) -> None:
@@ -531,16 +527,8 @@ def test_a_thing_replaced_ends_and_its_successor_is_used(ex: LocalExtractor, tex
 
 
 def test_a_replacement_reaches_the_speakers_own_project(ex: LocalExtractor) -> None:
-    from loregraph.extract.base import CandidateEntity, CandidateFact
-
-    c = ctx()
-    c.candidates = [CandidateEntity(id="p", name="Ledgerline", type="project"),
-                    CandidateEntity(id="k", name="Kafka", type="tool")]
-    c.candidate_facts = [
-        CandidateFact(id="f1", source_id="u", source_name="User", type="WORKS_ON", target_id="p",
-                      target_name="Ledgerline", fact="User works on Ledgerline"),
-        CandidateFact(id="f2", source_id="p", source_name="Ledgerline", type="DEPENDS_ON", target_id="k",
-                      target_name="Kafka", fact="Ledgerline depends on Kafka")]
+    c = _knowing(("p", "Ledgerline", "project"), ("k", "Kafka", "tool"),
+                 facts=(("User", "WORKS_ON", "Ledgerline"), ("Ledgerline", "DEPENDS_ON", "Kafka")))
     got = ex.extract("Kafka got swapped out for Redpanda last week.", c)
     assert "f2" in {e.fact_id for e in got.endings}
 
@@ -570,10 +558,7 @@ def test_a_manager_named_beside_the_work_is_no_partner_on_it(ex: LocalExtractor)
 
 
 def test_a_known_work_named_without_a_middle_word_is_the_same_work(ex: LocalExtractor) -> None:
-    from loregraph.extract.base import CandidateEntity
-
-    c = ctx()
-    c.candidates = [CandidateEntity(id="p1", name="heparin drip checklist", type="project")]
+    c = _knowing(("p1", "heparin drip checklist", "project"))
     got = ex.extract("Zofia took over the heparin checklist last week.", c)
     assert ("Zofia", "WORKS_ON", "heparin drip checklist") in rels(got)
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
+from loregraph.extract.local.endings import speaker_org_names
 from loregraph.extract.local.kinds import PROJECT
 from loregraph.extract.local.state import (
     Clause,
@@ -350,8 +351,7 @@ _OWN_WORKPLACE = word_class("own_workplace_nouns")
 
 
 def _works_somewhere(st: Parse) -> bool:
-    names = {st.speaker_name.casefold(), "user", "speaker"}
-    return any(f.type == "PART_OF" and f.source_name.casefold() in names for f in st.ctx.candidate_facts)
+    return bool(speaker_org_names(st))
 
 
 def _not_only(doc: Any, t: Any) -> bool:

@@ -89,6 +89,13 @@ def speaker_names(p: Parse) -> set[str]:
     return {"user", "speaker", "me", p.speaker_name.lower()}
 
 
+def speaker_org_names(p: Parse) -> set[str]:
+    """Names (case-folded) of the organisations and teams the graph says the speaker is part of."""
+    names = speaker_names(p)
+    return {f.target_name.casefold() for f in p.ctx.candidate_facts
+            if f.type == PART_OF and f.source_name.casefold() in names}
+
+
 def apply_supersede(p: Parse) -> None:
     """Endings of offered facts that the message clearly replaces."""
     facts = p.ctx.candidate_facts

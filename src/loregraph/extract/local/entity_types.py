@@ -60,6 +60,7 @@ from loregraph.extract.local.words import (
     WE_WORDS,
     WORK_NOUNS,
     WORK_OF_HEADS,
+    WORK_THINGS,
     WORK_VERBS,
     WORK_VERBS_OF_TITLES,
     common_word,
@@ -324,7 +325,6 @@ def _fills_a_bare_slot(st: Parse, m: Mention) -> bool:
         and subj.lemma_ not in _MEALS_AND_TIMES and subj.lemma_ not in _WORK_SLOTS and subj.lower_ not in PROJECT_HEADS
 
 
-_WORK_THINGS = word_class("work_things")  # "test plans live in Qase", not "my bike lives in Hackney"
 TOOL_SLOT_NOUNS = word_class("tool_slot_nouns")  # "SIEM is Splunk": an acronym naming a part of the setup
 _WORK_SLOTS = frozenset({"project", "focus", "priority", "assignment", "gig", "thesis", "build", "job", "task",
                          "client", "contract", "work", "dissertation", "case", "campaign", "series", "study",
@@ -801,7 +801,7 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(TOOL, 0.9)  # "bookings go through Tablewise", "plot data goes into FieldNote", "cues run off CueDeck"
     elif p == "in" and m.source == "cap" and gov is not None and gov.i < i and glem in ("live", "sit") \
             and _thing_flows_into(doc, gov, p) and not (j < n and doc[j].text in ("'s", "’s")) and any(
-                c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _WORK_THINGS for c in gov.children):
+                c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in WORK_THINGS for c in gov.children):
         # "test plans live in Qase", "our invoices sit in Quickfile" (a name known to general text may be a town)
         m.vote(TOOL, 0.5 if common_word(m.name.lower(), 1.0) else 1.5)
     if m.source == "cap" and gov is not None and gov.i < i:

@@ -6,7 +6,15 @@ import re
 from typing import Any
 
 from loregraph.extract.base import SPEAKER
-from loregraph.extract.local.endings import LeftOrg, MovedOrg, MovedProject, NewRole, PersonLeft, speaker_names
+from loregraph.extract.local.endings import (
+    LeftOrg,
+    MovedOrg,
+    MovedProject,
+    NewRole,
+    PersonLeft,
+    speaker_names,
+    speaker_org_names,
+)
 from loregraph.extract.local.kinds import (
     CONCEPT,
     DECIDED,
@@ -76,6 +84,7 @@ from loregraph.extract.local.words import (
     VERDICT_WORDS,
     WE_WORDS,
     WORK_ITEM_HEADS,
+    WORK_THINGS,
     WORK_VERBS,
     first_name,
     takes_up,
@@ -180,9 +189,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                 if s is not SPEAKER and s.type == PERSON:
                     st.out.add(SPEAKER, WORKS_WITH, s, cl, 0.8, trace="rules: X joined my team")
         if v0 == "join" and st.speaker_ok:  # "Marco joined the platform team": a team the graph says is the speaker's
-            teams = {f.target_name.lower() for f in st.ctx.candidate_facts
-                     if f.type == PART_OF and f.source_name.lower() in speaker_names(st)}
-            joined = [m for m in ms if m.type == ORGANIZATION and m.start > cl.verbs[0].i and m.name.lower() in teams]
+            teams = speaker_org_names(st)
+            joined = [m for m in ms if m.type == ORGANIZATION and m.start > cl.verbs[0].i
+                      and m.name.casefold() in teams]
             if joined and is_team(joined[0].name):
                 for s in cl.subj:
                     if s is not SPEAKER and s.type == PERSON:
@@ -725,7 +734,7 @@ def _rel_for(st: Parse, g: str, p: str, o: Mention, cl: Clause) -> str | None:
 
 
 _JOINT_WORK_VERBS = word_class("joint_work_verbs")
-_WORK_THINGS = word_class("work_things") | {"rota", "on-call", "shifts", "caseload", "workload", "support", "reviews"}
+_WORK_THINGS = WORK_THINGS | {"rota", "on-call", "shifts", "caseload", "workload", "support", "reviews"}
 _GROUP_PASTIME_VERBS = frozenset({"sing", "play", "dance", "perform", "row", "race", "act", "drum", "compete",
                                   "swim", "run", "volunteer", "serve", "paddle", "skate"})
 
@@ -794,12 +803,12 @@ def _possessed_tool(st: Parse, o: Mention) -> bool:
 def _role_is_speakers(st: Parse, m: Mention) -> bool:
     doc = st.doc
     window = doc[max(0, m.start - 6):min(len(doc), m.end + 7)]  # "Carmen, a friend from my MA"
-    def someone_elses(role: Any) -> bool:  # "new starter on their team"
+    def on_someone_elses_team(role: Any) -> bool:  # "new starter on their team"
         return any(c.dep_ == "prep" and any(g.dep_ == "pobj" and any(
             x.dep_ == "poss" and x.lower_ not in ("my", "our") for x in g.children) for g in c.children)
             for c in role.children)
 
-    if any(t.lower_ == m.role and someone_elses(t) for t in window):
+    if any(t.lower_ == m.role and on_someone_elses_team(t) for t in window):
         return False
     return any(t.lower_ in ("my", "our", "mine", "ours") for t in window) or any(
         t.lower_ == m.role and t.left_edge.is_sent_start and t.dep_ == "nsubj" and not any(
@@ -947,9 +956,7 @@ def _speakers_org(st: Parse, org: Mention) -> bool:
     doc = st.doc
     if any(t.lower_ in ("our", "my") for t in doc[max(0, org.start - 2):org.end]):
         return True
-    mine = {f.target_name.casefold() for f in st.ctx.candidate_facts
-            if f.type == PART_OF and f.source_name.casefold() in speaker_names(st)}
-    return org.name.casefold() in mine
+    return org.name.casefold() in speaker_org_names(st)
 
 
 def _business_service(st: Parse, m: Mention) -> bool:

@@ -50,6 +50,7 @@ PROJECT_APPOS_HEADS = _set("project_appos_heads")
 TOOL_HEADS = _set("tool_heads")
 CONCEPT_HEADS = _set("concept_heads")
 ROLE_NOUNS = _set("role_nouns")
+WORK_THINGS = _set("work_things")  # things of one's work kept in a tool: invoices, notes, test plans
 ORG_ROLE_NOUNS = _set("org_role_nouns")
 FRIEND_ROLES = _set("friend_roles")
 HUMAN_AGENT_VERBS = _set("human_agent_verbs")
