@@ -794,3 +794,26 @@ def test_someone_and_i_both_on_a_bare_name_are_on_a_work(ex: LocalExtractor) -> 
 
 def test_a_camel_cased_tool_named_for_a_purpose_without_a_verb_is_used(ex: LocalExtractor) -> None:
     assert ("ME", "USES", "pgBackRest") in rels(ex.extract("pgBackRest for backups.", ctx()))
+
+
+@pytest.mark.parametrize("text", [
+    "Bitbucket is a mess, and every repo is on GitLab now.",
+    "Trello was chaos and all the tickets live in Linear now.",
+])
+def test_a_clause_with_its_own_subject_takes_no_tool_before_it_as_subject(ex: LocalExtractor, text: str) -> None:
+    got = rels(ex.extract(text, ctx()))
+    assert not any(s in ("Bitbucket", "Trello") for s, _, _ in got), got
+
+
+def test_a_tool_backed_by_another_depends_on_it(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("our CRM is HubSpot, backed by Snowflake.", ctx()))
+    assert ("HubSpot", "DEPENDS_ON", "Snowflake") in got
+    assert not any(t == "DEPENDS_ON" for _, t, _ in rels(ex.extract("Rust, built by Mozilla, is great.", ctx())))
+
+
+@pytest.mark.parametrize("text", ["Orion is my side project.", "my side project is Orion.",
+                                  "my side project, Orion, is going well."])
+def test_a_kind_noun_equated_with_a_named_work_is_no_second_work(ex: LocalExtractor, text: str) -> None:
+    got = rels(ex.extract(text, ctx()))
+    assert ("ME", "WORKS_ON", "Orion") in got
+    assert not any(o == "side project" for _, _, o in got), got

@@ -8,7 +8,7 @@ from typing import Any
 
 from loregraph.extract.base import SPEAKER
 from loregraph.extract.local.endings import speaker_org_names
-from loregraph.extract.local.kinds import PROJECT
+from loregraph.extract.local.kinds import PROJECT, TOOL
 from loregraph.extract.local.state import (
     Clause,
     Parse,
@@ -111,6 +111,13 @@ def _noun_subject(t: Any) -> bool:
     return t.pos_ == "NOUN" and t.dep_ in ("nsubj", "nsubjpass") and t.head.i > t.i
 
 
+def _own_noun_subject(toks: Any, verbs: list[Any]) -> bool:
+    """The clause names its own subject, a common noun no mention covers: "Perforce for source control and
+    builds go through Jenkins", "X is dead, every pipeline's on Y" (no tool before it is the subject; a project
+    before it is: "Deepwake's built in Unity, and all the audio goes through FMOD")."""
+    return any(t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "NOUN" and t.head in verbs for t in toks)
+
+
 def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
     doc = st.doc
     toks = doc[cl.start:cl.end]
@@ -186,7 +193,9 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         subj_clean = [SPEAKER]  # "Backend engineer at Tallyrock here.": the speaker's own role, left unsaid
         cl.introduction = True
     elif not subj and prev is not None and (not verbs or toks[0].lower_ in ("and", "to", "then", ",")
-                                          or doc[cl.start - 1].lower_ in ("and", ",", "but", "to")):
+                                          or doc[cl.start - 1].lower_ in ("and", ",", "but", "to")) \
+            and not (_own_noun_subject(toks, verbs) and prev.subj
+                     and all(s is not SPEAKER and s.type == TOOL for s in prev.subj)):
         subj_clean = list(prev.subj)
         cl.inherited = True
         if not verbs:

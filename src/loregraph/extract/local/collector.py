@@ -78,6 +78,8 @@ class Collector:
                 and o.name.split()[-1].lower() in TEAM_HEADS | GROUP_HEADS:
             rtype = PART_OF  # "sits on the payments team", "trains with the Harbour Triathlon Club": people belong
             # to teams and clubs, they don't use them
+        if rtype == USES and s is not SPEAKER and getattr(s, "type", "") == TOOL:
+            rtype = DEPENDS_ON  # "ArcGIS Enterprise, backed by SQL Server": a tool that uses another depends on it
         if rtype in (WORKS_ON, WORKS_WITH, KNOWS) and s is not SPEAKER and getattr(s, "type", "") != PERSON:
             return  # "so it's just me on Atlas" read with the work before it as the subject: only people work
         sr, orf = self.ref(s), self.ref(o)

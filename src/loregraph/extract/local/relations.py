@@ -592,7 +592,20 @@ def _my_own_work(st: Parse, m: Mention) -> bool:
     mine = any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in head.children)
     own = m.start > 0 and st.doc[m.start - 1].lower_ == "own"  # "my own cooking show"
     return mine and (head.lower_ in OWN_WORK_NOUNS or own
-                     or (head.lower_ in PROJECT_HEADS and m.end - m.start > 1))
+                     or (head.lower_ in PROJECT_HEADS and m.end - m.start > 1)) and not _named_as(st, head)
+
+
+def _named_as(st: Parse, head: Any) -> bool:
+    """ "Orion is my side project", "my side project is Orion", "my side project, Orion": the kind noun is only
+    what the named work is (the name is the entity)."""
+    def named(t: Any) -> bool:
+        return st.at[t.i] != -1 and st.mentions[st.at[t.i]].source not in ("np", "np-strong")
+    verb = head.head
+    if head.dep_ == "attr" and lemma(verb) == "be":
+        return any(c.dep_ in ("nsubj", "nsubjpass") and named(c) for c in verb.children)
+    if head.dep_ == "nsubj" and lemma(verb) == "be":
+        return any(c.dep_ == "attr" and named(c) for c in verb.children)
+    return any(c.dep_ == "appos" and named(c) for c in head.children) or (head.dep_ == "appos" and named(verb))
 
 
 _FORMER_WORDS = frozenset({"old", "former", "previous", "ex", "last"})
