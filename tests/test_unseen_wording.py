@@ -817,3 +817,53 @@ def test_a_kind_noun_equated_with_a_named_work_is_no_second_work(ex: LocalExtrac
     got = rels(ex.extract(text, ctx()))
     assert ("ME", "WORKS_ON", "Orion") in got
     assert not any(o == "side project" for _, _, o in got), got
+
+
+def test_a_name_followed_by_who_is_a_person(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("I'm running the fundraiser with Oluwaseun who's my line manager.", ctx()))
+    assert ("ME", "WORKS_WITH", "Oluwaseun") in got
+    assert ("ME", "USES", "Oluwaseun") not in got
+
+
+@pytest.mark.parametrize(("text", "supplier"), [
+    ("Steel all comes from Barrow Metals now.", "Barrow Metals"),
+    ("we get most of our yarn from a Welsh mill, Cwm Wool.", "Cwm Wool"),
+])
+def test_goods_of_a_trade_come_from_a_supplier(ex: LocalExtractor, text: str, supplier: str) -> None:
+    assert ("ME", "DEPENDS_ON", supplier) in rels(ex.extract(text, ctx()))
+
+
+def test_someone_elses_goods_name_no_supplier_of_the_speaker(ex: LocalExtractor) -> None:
+    assert not rels(ex.extract("my sister gets her stock from a wholesaler, Cwm Wool.", ctx()))
+
+
+@pytest.mark.parametrize("text", ["done it, switched to Xero over the weekend.",
+                                  "Finally did it, moved the team onto Linear."])
+def test_a_second_subjectless_verb_after_done_it_is_the_speakers(ex: LocalExtractor, text: str) -> None:
+    assert any(s == "ME" and t == "USES" for s, t, _ in rels(ex.extract(text, ctx())))
+
+
+def test_a_part_of_the_trade_kept_in_a_tool_is_used(ex: LocalExtractor) -> None:
+    assert ("ME", "USES", "FreeAgent") in rels(ex.extract("Quotes and timesheets are on FreeAgent.", ctx()))
+
+
+@pytest.mark.parametrize("text", ["switched to Xero. QuickBooks cancelled", "QuickBooks subscription cancelled."])
+def test_a_tool_cancelled_as_a_headline_ends_its_use(ex: LocalExtractor, text: str) -> None:
+    c = _knowing(("e0", "QuickBooks", "tool"), facts=(("User", "USES", "QuickBooks"),))
+    assert ("SPEAKER", "USES") in [(e.source, e.type) for e in ex.extract(text, c).endings]
+
+
+@pytest.mark.parametrize("text", ["Tom cancelled the meeting.", "Netflix cancelled my favourite show."])
+def test_someone_cancelling_something_ends_nothing(ex: LocalExtractor, text: str) -> None:
+    assert not ex.extract(text, ctx()).endings
+
+
+@pytest.mark.parametrize("text", ["Kofi's gone to Monzo.", "Kofi has gone to Deliveroo, sad times."])
+def test_a_colleague_gone_to_another_company_is_one_no_more(ex: LocalExtractor, text: str) -> None:
+    c = _with_facts(("User", "WORKS_WITH", "Kofi"))
+    assert ("SPEAKER", "WORKS_WITH") in [(e.source, e.type) for e in ex.extract(text, c).endings]
+
+
+def test_a_colleague_who_went_somewhere_once_is_still_one(ex: LocalExtractor) -> None:
+    c = _with_facts(("User", "WORKS_WITH", "Kofi"))
+    assert not ex.extract("Kofi went to Monzo for a meeting.", c).endings

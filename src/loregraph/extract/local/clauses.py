@@ -218,6 +218,9 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
     elif not subj and prev is None and st.speaker_ok and _missed_activity(st, cl) is not None \
             and doc[cl.start].lower_ == "miss":
         subj_clean = [SPEAKER]  # "Miss working with X already": the speaker, left unsaid
+    if not subj_clean and prev is not None and not prev.subj and prev.verbs and verbs and st.speaker_ok \
+            and (_diary_verb(st, prev, prev.verbs[0]) or _done_it(st, prev)) and _subjectless_event(verbs[0]):
+        subj_clean = [SPEAKER]  # "Done it, switched to Xero at the weekend": a second verb, the same speaker
     cl.subj = subj_clean
     # flags
     lems = [lemma(v) for v in cl.verbs]
@@ -316,6 +319,18 @@ def _diary_verb(st: Parse, cl: Clause, verb: Any) -> bool:
             or verb.lemma_ in ("be", "have", "do", "thank", "love"):  # "Still use X daily": not an order
         return verb.tag_ in ("VBD", "VBN") and verb.lemma_ == "love"
     return not subject
+
+
+def _done_it(st: Parse, cl: Clause) -> bool:
+    """ "Done it", "Finally did it": news of one's own, its subject left unsaid."""
+    toks = [t for t in st.doc[cl.start:cl.end] if t.pos_ not in ("ADV", "INTJ", "PUNCT")]
+    return len(toks) == 2 and toks[0].lemma_ == "do" and toks[0].tag_ in ("VBD", "VBN") and toks[1].lower_ == "it"
+
+
+def _subjectless_event(verb: Any) -> bool:
+    """A verb in the past or present with no subject of its own ("..., switched to X", "..., moved us to Y")."""
+    return verb.tag_ in ("VBD", "VBN", "VBZ", "VBP") and verb.lemma_ not in ("be", "have", "do") and not any(
+        c.dep_ in ("nsubj", "nsubjpass", "expl") for c in verb.children)
 
 
 def _opening_interjection(st: Parse, t: Any) -> bool:

@@ -226,8 +226,13 @@ def _lone_given_name(st: Parse, i: int | None) -> bool:
 
 
 def _someone_elses(st: Parse, i: int | None) -> bool:
-    """The token has an owner other than the speaker ("my sister's", "his", "Dana's"; not "my" or "our")."""
-    return i is not None and any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for c in st.doc[i].children)
+    """The token has an owner other than the speaker ("my sister's", "his", "Dana's"; not "my" or "our"), or is
+    a share of what has one ("most of her stock")."""
+    if i is None:
+        return False
+    heads = [st.doc[i]] + [o for p in st.doc[i].children if p.dep_ == "prep" and p.lower_ == "of"
+                           for o in p.children if o.dep_ == "pobj"]
+    return any(c.dep_ == "poss" and c.lower_ not in ("my", "our") for t in heads for c in t.children)
 
 
 def vote_constructions(st: Parse) -> list[Match]:

@@ -214,6 +214,8 @@ def type_mentions(st: Parse) -> list[Mention]:
             m.vote(PERSON, 0.6)  # "Marta uses Notion": a given name as a subject, which the name finder missed
             # (not "Gonna" split as "Gon"+"na", not "Chase your dreams", not "Precious and Pixie are ...";
             # a rare name the tagger reads as a noun, "Ines is ...", still counts; "Summer is here" does not)
+        if m.source == "cap" and m.end < len(doc) and doc[m.end].lower_ in ("who", "whom"):
+            m.vote(PERSON, 1.5)  # "with Priyanka who's my line manager": only people are "who"
         if m.ner == "PERSON" and not (m.source == "candidate" and not m.votes):
             m.vote(PERSON, 0.45)  # (a thing known before, no person, stays one whatever the name finder says)
             if m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ == "with" and m.end - m.start <= 2 \

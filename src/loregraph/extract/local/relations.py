@@ -314,8 +314,8 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             for s in srcs:
                 if s is SPEAKER or s.type == PERSON:
                     st.out.events.append(MovedOrg(s, o))  # "Ana moved to Initech": her other PART_OF facts end
-                if s is not SPEAKER and s.type == PERSON and g in ("move", "transfer") and st.speaker_ok \
-                        and not _speakers_org(st, o):
+                if s is not SPEAKER and s.type == PERSON and st.speaker_ok and not _speakers_org(st, o) and (
+                        g in ("move", "transfer") or (g == "go" and _gone(st, o, cl))):
                     st.out.end(SPEAKER, WORKS_WITH, s, reason="moved away")  # "Tomasz moved over to the fraud
                     # squad": no longer the speaker's colleague (but "Ana moved to our team" is one)
         rtype = _rel_for(st, g, p, o, cl)
@@ -580,6 +580,15 @@ def relate_finished(st: Parse, cl: Clause) -> None:
                  and f.target_name.lower() in recent]
     if len(open_work) == 1:
         st.out.end_fact(open_work[0].id, "finished", at=at)
+
+
+def _gone(st: Parse, o: Mention, cl: Clause) -> bool:
+    """ "Dev's gone to Monzo" (read "is gone"), "Dev has gone to Monzo": gone for good (the perfect), not a
+    visit ("went to")."""
+    verb = clause_gov_verb(st, o, cl)
+    perfect = ("has", "have", "is", "'s", "’s", "'ve", "’ve")
+    return verb is not None and verb.lower_ == "gone" and any(
+        c.dep_ in ("aux", "auxpass") and c.lower_ in perfect for c in verb.children)
 
 
 def _my_own_work(st: Parse, m: Mention) -> bool:
