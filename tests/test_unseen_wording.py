@@ -867,3 +867,17 @@ def test_a_colleague_gone_to_another_company_is_one_no_more(ex: LocalExtractor, 
 def test_a_colleague_who_went_somewhere_once_is_still_one(ex: LocalExtractor) -> None:
     c = _with_facts(("User", "WORKS_WITH", "Kofi"))
     assert not ex.extract("Kofi went to Monzo for a meeting.", c).endings
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("the whole team relies on TimeTrex.", "TimeTrex"),
+    ("we moved payroll to PayFit last year.", "PayFit"),
+])
+def test_an_unknown_name_shaped_like_a_product_is_a_tool(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["I had lunch with McKenzie.", "DeShawn joined my team last week."])
+def test_a_surname_with_a_capital_inside_is_no_product(ex: LocalExtractor, text: str) -> None:
+    got = ex.extract(text, ctx())
+    assert all(e.type == "person" for e in got.entities), got.entities

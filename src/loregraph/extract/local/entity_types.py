@@ -224,6 +224,8 @@ def type_mentions(st: Parse) -> list[Mention]:
                 m.vote(PERSON, max(0.0, m.votes.get(TOOL, 0.0) - m.votes.get(PERSON, 0.0)) + 0.3)
         elif m.ner == "ORG" and m.source == "cap":
             m.vote(ORGANIZATION, 0.3)
+        if m.source == "cap" and not m.addressed and brand_shaped(m.name):
+            m.vote(TOOL, 0.4)  # "ArcMap", "OpenClinica", "Corpuls3": a name shaped like a product's is most often one
         if m.source == "cap" and m.ner not in PLACE_LABELS and m.votes.get(TOOL, 0.0) < 0.8 \
                 and _left_a_company_for(st, m):
             m.vote(ORGANIZATION, 0.6)  # "Jun left Haldane for Tiller": a company left for a company (not a city)
@@ -411,6 +413,16 @@ def _kind_before(doc: Any, i: int) -> str:
 _VERSUS = frozenset({"vs", "vs.", "v", "v.", "versus", "against"})
 _STATE_VERBS = frozenset({"be", "have", "become", "seem", "look", "sound", "feel", "remain", "stay"})
 _ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
+_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+_SURNAME_PREFIX = re.compile(r"^(Mc|Mac|O'|De|Di|Du|La|Le|Van|Von)[A-Z]")
+_LETTERS_AND_DIGITS = re.compile(r"^(?=(?:.*[A-Za-z]){3})(?=.*[a-z])(?=.*\d)[A-Za-z0-9.+-]+$")
+
+
+def brand_shaped(name: str) -> bool:
+    """A word with a capital inside ("ArcMap", "PostGIS"; not "McKenzie") or letters, lower-case ones among them,
+    and a digit ("Corpuls3"; not "COVID-19"): the shape of a product name."""
+    return any((_INNER_CAPITAL.search(w) and not _SURNAME_PREFIX.match(w)) or _LETTERS_AND_DIGITS.match(w)
+               for w in name.split())
 
 
 def _imperative(tok: Any) -> bool:
