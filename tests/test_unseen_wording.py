@@ -881,3 +881,31 @@ def test_an_unknown_name_shaped_like_a_product_is_a_tool(ex: LocalExtractor, tex
 def test_a_surname_with_a_capital_inside_is_no_product(ex: LocalExtractor, text: str) -> None:
     got = ex.extract(text, ctx())
     assert all(e.type == "person" for e in got.entities), got.entities
+
+
+def test_a_list_partner_takes_the_preposition_before_the_list(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("I'm in the night team with Tom and Priya.", ctx()))
+    assert {("ME", "WORKS_WITH", "Tom"), ("ME", "WORKS_WITH", "Priya")} <= got
+
+
+@pytest.mark.parametrize("text", ["my accountant keeps telling me to move to Xero.",
+                                  "Dana keeps asking us to move to Linear.",
+                                  "my brother keeps nagging me to switch to Firefox."])
+def test_what_someone_presses_the_speaker_to_do_is_not_done(ex: LocalExtractor, text: str) -> None:
+    assert not any(s == "ME" for s, _, _ in rels(ex.extract(text, ctx())))
+
+
+def test_what_the_speaker_tells_someone_they_use_is_still_used(ex: LocalExtractor) -> None:
+    assert ("ME", "USES", "Slack") in rels(ex.extract("I told Dana we use Slack.", ctx()))
+
+
+def test_a_named_thing_run_on_top_of_another(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("We run Tallybox on top of Supabase.", ctx()))
+    assert {("Tallybox", "DEPENDS_ON", "Supabase"), ("ME", "USES", "Supabase")} <= got
+    assert not any(s == "ME" for s, _, _ in rels(ex.extract("my sister runs her shop on top of Shopify.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "org"), [("we're an Interflora member, fees are steep.", "Interflora"),
+                                           ("I'm a paid-up RSPB member.", "RSPB")])
+def test_a_member_of_a_named_body_belongs_to_it(ex: LocalExtractor, text: str, org: str) -> None:
+    assert ("ME", "PART_OF", org) in rels(ex.extract(text, ctx()))

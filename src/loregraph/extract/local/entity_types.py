@@ -187,6 +187,7 @@ def type_mentions(st: Parse) -> list[Mention]:
             m.rejected = True  # "Learning German has been tough": a language, whatever the name finder says
             continue
         if m.ner in ("NORP", "LANGUAGE") and m.source == "cap" and m.end - m.start == 1 and not m.addressed \
+                and m.votes.get(ORGANIZATION, 0.0) < 1.0 \
                 and not (first_name(m.name) and (doc[m.start].dep_ in ("nsubj", "nsubjpass") or (
                     doc[m.start].dep_ in ("pobj", "dobj") and doc[m.start].tag_ == "NNP"
                     and m.votes.get(PERSON, 0.0) >= 0.6))):
@@ -528,6 +529,8 @@ def _names_only_a_noun(st: Parse, m: Mention) -> bool:
     nxt = doc[m.end] if m.end < len(doc) else None
     if nxt is None or not nxt.is_lower or not nxt.is_alpha or st.at[nxt.i] != -1 or st.lex.get(tok.text) is not None:
         return False
+    if nxt.lemma_ in ("member", "stockist", "affiliate", "licensee", "customer", "client"):
+        return False  # "we're an Interflora member": the body one belongs to, named
     sibling = tok.dep_ in ("pobj", "dobj") and ((nxt.dep_ == tok.dep_ and nxt.head.i == tok.head.i
                                                  and nxt.tag_ in ("NN", "NNS")) or nxt.tag_ == "JJS")
     # "at the Lantern fest" read as two objects of "at", or with "fest" as a superlative

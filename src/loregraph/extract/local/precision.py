@@ -70,11 +70,14 @@ def someone_elses(st: Parse, m: Mention) -> bool:
     """The nearest owner above ``m`` (a subject or possessor of it or of a word governing it) is not the
     speaker, or ``m`` is governed by an advice verb."""
     start = tok = _root(st, m)
+    prev = None
     seen = 0
     while seen < 12:
         seen += 1
         if tok.lemma_.lower() in ADVICE_VERBS and tok.i != start.i:
             return True
+        if tok.lemma_.lower() in _PRESSING_VERBS and tok.i != start.i and _asked_to(tok, prev):
+            return True  # "my accountant keeps telling me to move to Xero": what someone presses for, not done
         if any(c.dep_ == "dobj" and c.lower_ in ("me", "us") for c in tok.children):
             return False  # "they put me on Nimbus": what the speaker is put on is the speaker's
         for c in tok.children:
@@ -93,8 +96,17 @@ def someone_elses(st: Parse, m: Mention) -> bool:
                     return any(g.dep_ == "poss" and g.lower_ in OTHER_OWNER_WORDS for g in c.children)
         if tok.head.i == tok.i:
             return False
-        tok = tok.head
+        prev, tok = tok, tok.head
     return False
+
+
+_PRESSING_VERBS = frozenset({"tell", "ask", "nag", "pester", "beg", "push", "encourage", "remind", "bug", "badger"})
+
+
+def _asked_to(verb: Any, below: Any) -> bool:
+    """``below`` is the infinitive the pressing verb asks for ("telling me to move", "asked us to try")."""
+    return below is not None and below.head.i == verb.i and below.dep_ in ("xcomp", "ccomp") and any(
+        c.dep_ == "aux" and c.lower_ == "to" for c in below.children)
 
 
 def _impersonal_cant(verb: Any) -> bool:

@@ -320,6 +320,9 @@ def prep_before(st: Parse, m: Mention, cl: Clause) -> str:
                 or t.lower_ in ("'s", "more", "mostly", "all", "the") or t.lower_ in PROJECT_HEADS:
             k -= 1
             continue
+        if t.lower_ in ("and", "or", ",", "&", "+") and k > cl.start and st.at[k - 1] != -1:
+            k -= 1  # "with Jas and Becky": the list partner before it gives its preposition
+            continue
         if t.lower_ == "of" and k > cl.start and doc[k - 1].lower_ == "instead":
             return "instead"  # "decided on X instead of Y": Y is what was not chosen
         if t.pos_ == "ADP" or t.dep_ in ("prep", "prt", "agent") or t.lower_ in ("to", "than", "vs"):
