@@ -909,3 +909,8 @@ def test_a_named_thing_run_on_top_of_another(ex: LocalExtractor) -> None:
                                            ("I'm a paid-up RSPB member.", "RSPB")])
 def test_a_member_of_a_named_body_belongs_to_it(ex: LocalExtractor, text: str, org: str) -> None:
     assert ("ME", "PART_OF", org) in rels(ex.extract(text, ctx()))
+
+
+def test_a_v_version_is_kept_whole_before_a_noun(ex: LocalExtractor) -> None:
+    assert ("Nimbus v2", "DEPENDS_ON", "Zephyr") in rels(ex.extract("Nimbus v2 firmware depends on Zephyr.", ctx()))
+    assert not any("weeks" in e.name for e in ex.extract("Atlas 2 weeks ago was fine.", ctx()).entities)

@@ -526,6 +526,8 @@ def _is_version(doc: Any, k: int, year: bool = False) -> bool:
     t = doc[k]
     if not (year or _VERSION.match(t.text)) or (t.whitespace_ == "" and k + 1 < len(doc) and doc[k + 1].is_alpha):
         return False
+    if re.match(r"^(v\d+(\.\d+)*|\d+(\.\d+)+)$", t.text, re.I):
+        return True  # "the Buoy v3 board", "a Python 3.12 runtime": no count, whatever follows
     nxt = doc[k + 1] if k + 1 < len(doc) else None
     return not (nxt is not None and (nxt.lower_ in _COUNTED or nxt.pos_ == "NOUN"))
 
