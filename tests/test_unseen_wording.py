@@ -914,3 +914,10 @@ def test_a_member_of_a_named_body_belongs_to_it(ex: LocalExtractor, text: str, o
 def test_a_v_version_is_kept_whole_before_a_noun(ex: LocalExtractor) -> None:
     assert ("Nimbus v2", "DEPENDS_ON", "Zephyr") in rels(ex.extract("Nimbus v2 firmware depends on Zephyr.", ctx()))
     assert not any("weeks" in e.name for e in ex.extract("Atlas 2 weeks ago was fine.", ctx()).entities)
+
+
+def test_he_passes_over_a_name_that_only_qualifies_a_noun(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("my lead Tomasz wants the validator done before the Marlowe vertical slice. he's been on "
+                          "Marlowe since day one.", ctx()))
+    assert not any(s == o for s, _, o in got), got
+    assert ("Tomasz", "WORKS_ON", "Marlowe") in got

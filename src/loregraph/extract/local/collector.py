@@ -83,8 +83,9 @@ class Collector:
         if rtype in (WORKS_ON, WORKS_WITH, KNOWS) and s is not SPEAKER and getattr(s, "type", "") != PERSON:
             return  # "so it's just me on Atlas" read with the work before it as the subject: only people work
         sr, orf = self.ref(s), self.ref(o)
-        if not sr or not orf or sr == orf:
-            return
+        if not sr or not orf or sr == orf or (s is not SPEAKER and o is not SPEAKER
+                                              and self.display(s).casefold() == self.display(o).casefold()):
+            return  # nothing is related to itself, even when the name was read as two things
         key = (sr, rtype, orf)
         if key in self._rel_keys:
             return
@@ -125,8 +126,9 @@ class Collector:
     def end(self, s: Any, rtype: str | None, o: Any, reason: str = "ended", at: Any = None) -> None:
         """Say that ``s rtype o`` has ended (``rtype`` None: any relation between the two)."""
         sr, orf = self.ref(s), self.ref(o)
-        if not sr or not orf or sr == orf:
-            return
+        if not sr or not orf or sr == orf or (s is not SPEAKER and o is not SPEAKER
+                                              and self.display(s).casefold() == self.display(o).casefold()):
+            return  # nothing is related to itself, even when the name was read as two things
         key = (sr, rtype, orf)
         if key in self._end_keys or (sr, None, orf) in self._end_keys:
             return

@@ -276,10 +276,16 @@ def in_prep_phrase(st: Parse, m: Mention, lo: int) -> bool:
 
 
 def resolve_person(st: Parse, i: int) -> Mention | None:
+    """The person "he" or "she" at ``i`` stands for: the nearest before it, passing over a name that only qualifies
+    a noun ("my lead Tomasz wants it done before the Skyreach slice. he's been ...": Tomasz)."""
+    fallback = None
     for m in reversed(st.mentions):
         if m.end <= i and m.type == PERSON:
+            if st.doc[m.end - 1].dep_ in ("compound", "nmod", "amod") and st.doc[m.end - 1].head.i >= m.end:
+                fallback = fallback or m
+                continue
             return m
-    return None
+    return fallback
 
 
 def resolve_it(st: Parse, i: int) -> Mention | None:
