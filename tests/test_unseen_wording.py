@@ -921,3 +921,19 @@ def test_he_passes_over_a_name_that_only_qualifies_a_noun(ex: LocalExtractor) ->
                           "Marlowe since day one.", ctx()))
     assert not any(s == o for s, _, o in got), got
     assert ("Tomasz", "WORKS_ON", "Marlowe") in got
+
+
+def test_a_person_from_an_organisation_as_an_object_belongs_to_it(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("I'm co-running it with Abi from Harbourside Housing.", ctx()))
+    assert ("Abi", "PART_OF", "Harbourside Housing") in got
+    assert not any(t == "PART_OF" for _, t, _ in rels(ex.extract("we hired Tom from Deloitte.", ctx())))
+
+
+@pytest.mark.parametrize(("text", "person"), [("Hannah's back as my CRA on the trial.", "Hannah"),
+                                              ("Jo is staying on as our designer.", "Jo")])
+def test_someone_in_a_role_of_the_speakers_works_with_them(ex: LocalExtractor, text: str, person: str) -> None:
+    assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
+
+
+def test_a_plus_one_is_no_colleague(ex: LocalExtractor) -> None:
+    assert ("ME", "WORKS_WITH", "Priya") not in rels(ex.extract("Priya came as my plus-one.", ctx()))

@@ -113,6 +113,13 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             gap = [t for t in doc[s.end:o.start] if t.pos_ != "DET"]
             if o.type == ORGANIZATION and len(gap) == 1 and gap[0].lower_ in ("from", "at", "of", "in", "on"):
                 st.out.add(s, PART_OF, o, cl, 0.85, trace="rules: person from/at organisation")
+    for s in ms:  # an object too: "I'm co-running it with Abi from Harbourside Housing"
+        if s.type != PERSON or s in cl.subj or s in named:
+            continue
+        for o in objs:
+            gap = [t for t in doc[s.end:o.start] if t.pos_ != "DET"]
+            if o.type == ORGANIZATION and len(gap) == 1 and gap[0].lower_ == "from" and not _one_off(cl):
+                st.out.add(s, PART_OF, o, cl, 0.85, trace="rules: person from an organisation")
     # appositive role: "my colleague Ingrid" → speaker works with Ingrid
     for m in ms:
         if m.type == PERSON and m.role and st.speaker_ok and _role_is_speakers(st, m):
