@@ -937,3 +937,10 @@ def test_someone_in_a_role_of_the_speakers_works_with_them(ex: LocalExtractor, t
 
 def test_a_plus_one_is_no_colleague(ex: LocalExtractor) -> None:
     assert ("ME", "WORKS_WITH", "Priya") not in rels(ex.extract("Priya came as my plus-one.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "person"), [("so I'm crewed with Ellie now.", "Ellie"),
+                                              ("mostly on the night shift with my crewmate Dev.", "Dev"),
+                                              ("my workmate Priya swears by Obsidian.", "Priya")])
+def test_crewmates_and_workmates_work_with_the_speaker(ex: LocalExtractor, text: str, person: str) -> None:
+    assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
