@@ -944,3 +944,19 @@ def test_a_plus_one_is_no_colleague(ex: LocalExtractor) -> None:
                                               ("my workmate Priya swears by Obsidian.", "Priya")])
 def test_crewmates_and_workmates_work_with_the_speaker(ex: LocalExtractor, text: str, person: str) -> None:
     assert ("ME", "WORKS_WITH", person) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [("Brightdesk is a lifesaver.", "Brightdesk"),
+                                            ("Notion has been a game changer for us.", "Notion")])
+def test_a_tool_praised_as_a_lifesaver_is_used(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["my sister is a lifesaver.", "the new kettle is a game changer."])
+def test_a_person_or_a_thing_praised_is_no_tool_used(ex: LocalExtractor, text: str) -> None:
+    assert not rels(ex.extract(text, ctx()))
+
+
+def test_an_unknown_acronym_gone_with_is_a_tool_decided(ex: LocalExtractor) -> None:
+    assert ("ME", "DECIDED", "FME") in rels(ex.extract("we went with FME in the end.", ctx()))
+    assert not rels(ex.extract("I went with Tom to the match.", ctx()))

@@ -874,9 +874,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
                 "deploy", "host", "port", "rewrite", "containerize", "containerise", "ship"} \
                 and any(t.lower_ in ("from", "to", "on", "onto") for t in doc[j:min(n, j + 3)]):
             m.vote(PROJECT, 0.7)  # "we switched Larkspur from X to Y", "we deploy Orion on Z"
-        if obj_like and m.source == "cap" and glem in DECIDE_VERBS and p in ("", gov.lower_, "for", "on") \
+        if obj_like and m.source == "cap" and (glem in DECIDE_VERBS or (glem == "go" and p == "with")) \
+                and p in ("", gov.lower_, "for", "on", "with") \
                 and not first_name(m.name.split()[0]) and not common_word(m.name.lower(), 3.0):
-            m.vote(TOOL, 0.6)  # "after a month of trials we chose Mews", "we opted for Paywell": what is chosen
+            m.vote(TOOL, 0.6)  # "after a month of trials we chose Mews", "we went with FME": what is chosen
             # (not "we chose Lisbon": a name well known to general text is more likely a place)
         if obj_like and p in ("from", "to") and glem in SWITCH_VERBS:
             subj_t = [c for c in gov.children if c.dep_ in ("nsubj", "nsubjpass")]
