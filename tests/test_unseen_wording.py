@@ -960,3 +960,8 @@ def test_a_person_or_a_thing_praised_is_no_tool_used(ex: LocalExtractor, text: s
 def test_an_unknown_acronym_gone_with_is_a_tool_decided(ex: LocalExtractor) -> None:
     assert ("ME", "DECIDED", "FME") in rels(ex.extract("we went with FME in the end.", ctx()))
     assert not rels(ex.extract("I went with Tom to the match.", ctx()))
+
+
+def test_the_speakers_tool_code_as_a_subject_is_used(ex: LocalExtractor) -> None:
+    assert ("ME", "USES", "Python") in rels(ex.extract("all my Python code is a mess.", ctx()))
+    assert not rels(ex.extract("my brother's Python code is a mess.", ctx()))

@@ -211,6 +211,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
     if cl.question or cl.hypothetical:
         return
     for m in ms:
+        if m.type == TOOL and m not in objs and st.speaker_ok and not cl.negated and not cl.ended \
+                and _possessed_tool(st, m):
+            st.out.add(SPEAKER, USES, m, cl, 0.8, trace="rules: possessed tool (my X code)")  # as a subject too
         if _my_own_work(st, m) and not cl.negated and not cl.ended:
             st.out.add(SPEAKER, WORKS_ON, m, None, 0.8, trace="rules: my <work>")  # dated by the message
         if _my_group(st, m) and not cl.negated and not cl.ended:
@@ -820,8 +823,9 @@ def _membership_word(st: Parse, o: Mention) -> bool:
 def _possessed_tool(st: Parse, o: Mention) -> bool:
     """"my Python code", "our Go services": the speaker uses the tool."""
     doc = st.doc
-    if o.end >= len(doc) or doc[o.end].lower_ not in TOOL_HEADS | {"services", "projects", "apps",
-                                                                   "notebooks", "codebase", "backend"}:
+    if o.end >= len(doc) or doc[o.end].lower_ not in TOOL_HEADS | {
+            "services", "projects", "apps", "notebooks", "codebase", "backend", "launcher", "scripts", "stack",
+            "setup", "plugins", "site", "website", "server", "servers", "tooling", "repo", "repos"}:
         return False
     k = o.start - 1
     while k >= 0 and doc[k].pos_ in ("ADJ", "DET") and doc[k].lower_ not in ("my", "our"):
