@@ -77,6 +77,7 @@ class Construction:
     negated: bool = False  # the construction's own meaning carries a negation ("can't live without X")
     not_given_names: tuple[str, ...] = ()  # nodes that void the match when a lone given name ("Priya depends on …")
     speakers_own: tuple[str, ...] = ()  # nodes that void the match when someone else's ("my sister's bakery runs …")
+    not_places: tuple[str, ...] = ()  # nodes that void the match when the name finder calls them a place ("Colombia")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,7 @@ def load_constructions(path: Path = CONSTRUCTIONS_FILE) -> list[Construction]:
             relations=c.get("relations", []), endings=c.get("endings", []),
             asserts=bool(c.get("asserts", False)), places=tuple(c.get("places", ())),
             negated=bool(c.get("negated", False)), not_given_names=tuple(c.get("not_given_names", ())),
-            speakers_own=tuple(c.get("speakers_own", ()))))
+            speakers_own=tuple(c.get("speakers_own", ())), not_places=tuple(c.get("not_places", ()))))
     return out
 
 
@@ -225,6 +226,16 @@ def _lone_given_name(st: Parse, i: int | None) -> bool:
     return m.end - m.start == 1 and m.source not in _KNOWN_SOURCES and first_name(m.name)
 
 
+def _a_place(st: Parse, i: int | None) -> bool:
+    """The name finder calls the token a place ("my coffee comes from Colombia"); it runs here only when asked."""
+    if i is None or st.ner is None:
+        return False
+    if not st.notes.get("ner"):
+        st.ner(st.doc)
+        st.notes["ner"] = True
+    return st.doc[i].ent_type_ in ("GPE", "LOC")
+
+
 def _someone_elses(st: Parse, i: int | None) -> bool:
     """The token has an owner other than the speaker ("my sister's", "his", "Dana's"; not "my" or "our"), or is
     a share of what has one ("most of her stock")."""
@@ -239,7 +250,8 @@ def vote_constructions(st: Parse) -> list[Match]:
     """Find the constructions of the message and add their typing evidence; returns the matches."""
     matches = [mt for mt in ConstructionMatcher.for_vocab(st.doc.vocab)(st.doc)
                if not any(_lone_given_name(st, mt.nodes.get(n)) for n in mt.construction.not_given_names)
-               and not any(_someone_elses(st, mt.nodes.get(n)) for n in mt.construction.speakers_own)]
+               and not any(_someone_elses(st, mt.nodes.get(n)) for n in mt.construction.speakers_own)
+               and not any(_a_place(st, mt.nodes.get(n)) for n in mt.construction.not_places)]
     for mt in matches:
         c = mt.construction
         if c.group and c.group in mt.nodes and st.at[mt.nodes[c.group]] == -1:

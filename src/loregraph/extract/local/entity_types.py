@@ -137,7 +137,8 @@ def type_mentions(st: Parse) -> list[Mention]:
         if m.source == "cap" and (t is None or m.votes[t] < 1.5 or m.weak or m.addressed):
             need_ner = True  # weakly typed names, lone capitals at sentence starts, places: NER decides
     if need_ner and st.ner is not None:
-        st.ner(doc)
+        if not st.notes.get("ner"):
+            st.ner(doc)  # (a construction may have asked for it already)
         for ent in doc.ents:
             for k in range(ent.start, ent.end):
                 if st.at[k] != -1:
@@ -215,8 +216,11 @@ def type_mentions(st: Parse) -> list[Mention]:
             m.vote(PERSON, 0.6)  # "Marta uses Notion": a given name as a subject, which the name finder missed
             # (not "Gonna" split as "Gon"+"na", not "Chase your dreams", not "Precious and Pixie are ...";
             # a rare name the tagger reads as a noun, "Ines is ...", still counts; "Summer is here" does not)
-        if m.source == "cap" and m.end < len(doc) and doc[m.end].lower_ in ("who", "whom"):
-            m.vote(PERSON, 1.5)  # "with Priyanka who's my line manager": only people are "who"
+        if m.source == "cap" and m.end + 1 < len(doc) and doc[m.end].text in ("who", "whom") \
+                and m.ner not in ("ORG", "PRODUCT") and doc[m.end + 1].tag_ in ("VBZ", "VBD", "MD") \
+                and doc[m.end + 1].lower_ not in ("are", "were", "have", "do"):
+            m.vote(PERSON, 1.2)  # "with Priyanka who's my line manager": one person is "who" (not "Octopus who are
+            # way cheaper": a company, plural)
         if m.ner == "PERSON" and not (m.source == "candidate" and not m.votes):
             m.vote(PERSON, 0.45)  # (a thing known before, no person, stays one whatever the name finder says)
             if m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ == "with" and m.end - m.start <= 2 \
@@ -422,8 +426,9 @@ _LETTERS_AND_DIGITS = re.compile(r"^(?=(?:.*[A-Za-z]){3})(?=.*[a-z])(?=.*\d)[A-Z
 def brand_shaped(name: str) -> bool:
     """A word with a capital inside ("ArcMap", "PostGIS"; not "McKenzie") or letters, lower-case ones among them,
     and a digit ("Corpuls3"; not "COVID-19"): the shape of a product name."""
-    return any((_INNER_CAPITAL.search(w) and not _SURNAME_PREFIX.match(w)) or _LETTERS_AND_DIGITS.match(w)
-               for w in name.split())
+    return any((_INNER_CAPITAL.search(w) and not _SURNAME_PREFIX.match(w) and w[:2].lower() != w[2:4].lower())
+               or (_LETTERS_AND_DIGITS.match(w) and not re.search(r"-\d+$", w))
+               for w in name.split())  # (not "JoJo", "Covid-19")
 
 
 def _imperative(tok: Any) -> bool:

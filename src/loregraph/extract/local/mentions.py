@@ -516,6 +516,9 @@ def addressed_name(st: Parse, i: int, j: int) -> bool:
 
 _VERSION = re.compile(r"^(v\d+(\.\d+)*|\d+(\.\d+)+|\d{1,2})$", re.I)
 _YEAR_AFTER_NAME = re.compile(r"^\d{4}$")
+_UNITS = frozenset({"km", "kms", "k", "mi", "mile", "miles", "kg", "kgs", "lb", "lbs", "mins", "min", "hrs", "hr", "h",
+                    "secs", "sec", "s", "ms", "m", "metres", "meters", "litres", "liters", "l", "gb", "mb", "tb",
+                    "x", "%", "pounds", "quid", "grand", "stone", "st"})
 _COUNTED = frozenset({"week", "weeks", "day", "days", "month", "months", "year", "years", "hour", "hours", "time",
                       "times", "people", "minute", "minutes", "%", "k", "m"})
 
@@ -526,9 +529,10 @@ def _is_version(doc: Any, k: int, year: bool = False) -> bool:
     t = doc[k]
     if not (year or _VERSION.match(t.text)) or (t.whitespace_ == "" and k + 1 < len(doc) and doc[k + 1].is_alpha):
         return False
-    if re.match(r"^(v\d+(\.\d+)*|\d+(\.\d+)+)$", t.text, re.I):
-        return True  # "the Buoy v3 board", "a Python 3.12 runtime": no count, whatever follows
     nxt = doc[k + 1] if k + 1 < len(doc) else None
+    if re.match(r"^v\d+(\.\d+)*$", t.text, re.I) or (re.match(r"^\d+(\.\d+)+$", t.text) and not (
+            nxt is not None and (nxt.lower_ in _COUNTED or nxt.lower_ in _UNITS))):
+        return True  # "the Buoy v3 board", "a Python 3.12 runtime": no count (but "TikTok 2.5 hours a day")
     return not (nxt is not None and (nxt.lower_ in _COUNTED or nxt.pos_ == "NOUN"))
 
 

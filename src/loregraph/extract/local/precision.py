@@ -104,9 +104,10 @@ _PRESSING_VERBS = frozenset({"tell", "ask", "nag", "pester", "beg", "push", "enc
 
 
 def _asked_to(verb: Any, below: Any) -> bool:
-    """``below`` is the infinitive the pressing verb asks for ("telling me to move", "asked us to try")."""
-    return below is not None and below.head.i == verb.i and below.dep_ in ("xcomp", "ccomp") and any(
-        c.dep_ == "aux" and c.lower_ == "to" for c in below.children)
+    """``below`` is the infinitive the pressing verb keeps asking for ("keeps telling me to move", "always asks us
+    to try"; not "my manager asked me to lead X": a past request, most often done)."""
+    return below is not None and below.head.i == verb.i and below.dep_ in ("xcomp", "ccomp") \
+        and verb.tag_ in ("VBG", "VBZ", "VBP") and any(c.dep_ == "aux" and c.lower_ == "to" for c in below.children)
 
 
 def _impersonal_cant(verb: Any) -> bool:

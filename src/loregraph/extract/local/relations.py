@@ -597,8 +597,13 @@ def _gone(st: Parse, o: Mention, cl: Clause) -> bool:
     visit ("went to")."""
     verb = clause_gov_verb(st, o, cl)
     perfect = ("has", "have", "is", "'s", "’s", "'ve", "’ve")
+    said = {t.lower_ for t in st.doc[cl.start:cl.end]}
     return verb is not None and verb.lower_ == "gone" and any(
-        c.dep_ in ("aux", "auxpass") and c.lower_ in perfect for c in verb.children)
+        c.dep_ in ("aux", "auxpass") and c.lower_ in perfect for c in verb.children) and not (said & _BACK_SOON)
+
+
+_BACK_SOON = frozenset({"back", "lunch", "coffee", "break", "shop", "shops", "meeting", "appointment", "minute",
+                        "minutes", "sec", "bit", "today", "tonight", "pick"})  # "Priya has gone to Tesco, back in ten"
 
 
 def _my_own_work(st: Parse, m: Mention) -> bool:
