@@ -993,3 +993,15 @@ def test_a_past_request_from_a_manager_is_still_done(ex: LocalExtractor) -> None
 def test_a_colleague_gone_to_the_shop_is_still_one(ex: LocalExtractor) -> None:
     c = _with_facts(("User", "WORKS_WITH", "Priya"))
     assert not ex.extract("Priya has gone to Tesco, back in ten.", c).endings
+
+
+def test_what_the_speakers_work_mostly_is_is_used(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("we're mostly Django + Celery these days.", ctx()))
+    assert {("ME", "USES", "Django"), ("ME", "USES", "Celery")} <= got
+    assert not rels(ex.extract("I'm mostly Marcus to my friends.", ctx()))
+
+
+def test_work_done_with_a_tool_ends_nothing(ex: LocalExtractor) -> None:
+    got = ex.extract("stack is Rails on Heroku, deploys done with Kamal.", ctx())
+    assert not got.endings
+    assert ("ME", "USES", "Heroku") in rels(got)

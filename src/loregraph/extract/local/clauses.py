@@ -34,6 +34,7 @@ from loregraph.extract.local.words import (
     SETUP_VERBS,
     STOP_VERBS,
     SUBJ_PRONOUNS,
+    TEAM_HEADS,
     TELLING_VERBS,
     common_word,
     word_class,
@@ -258,7 +259,8 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
         cl.negated = True
     cl.ended = any(mk in text_low for mk in (" anymore ", " any more ", " no longer ", " any longer ", " used to ")) \
         or (any(mk in text_low for mk in _ENDING_PHRASES) and not any(
-            f" {w} " in text_low for w in ("when", "once", "after", "until", "till", "if", "before")))
+            f" {w} " in text_low for w in ("when", "once", "after", "until", "till", "if", "before"))
+            and not _work_done_with(said))
     if prev is not None and cl.inherited and prev.ended and not verbs:
         cl.ended = True
     if _missed_activity(st, cl) is not None and not cl.negated:
@@ -325,6 +327,16 @@ def _done_it(st: Parse, cl: Clause) -> bool:
     """ "Done it", "Finally did it": news of one's own, its subject left unsaid."""
     toks = [t for t in st.doc[cl.start:cl.end] if t.pos_ not in ("ADV", "INTJ", "PUNCT")]
     return len(toks) == 2 and toks[0].lemma_ == "do" and toks[0].tag_ in ("VBD", "VBN") and toks[1].lower_ == "it"
+
+
+def _work_done_with(said: Any) -> bool:
+    """ "nav done with Nav2", "our invoicing is done with Sage": a piece of work done by means of a tool (not "I'm
+    done with X" or "the team is done with X": someone finished)."""
+    return any(t.lower_ == "done" and i + 1 < len(said) and said[i + 1].lower_ == "with"
+               and any((c.dep_ in ("nsubj", "nsubjpass") or c.i == t.head.i) and (c.pos_ == "NOUN" or c.text.islower())
+                       and c.lower_ not in PEOPLE_NOUNS and c.lower_ not in TEAM_HEADS
+                       for c in [*t.children, *([t.head] if t.dep_ == "acl" else [])])
+               for i, t in enumerate(said))
 
 
 def _subjectless_event(verb: Any) -> bool:

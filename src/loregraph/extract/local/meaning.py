@@ -379,6 +379,10 @@ def relate_by_meaning(st: Parse, cl: Clause, library: PhraseLibrary) -> None:
                 continue  # "the invoices go through X": the speaker's work uses X, nothing more
             if generic and verdict.label == DEPENDS_ON:
                 verdict = Verdict(USES, verdict.example, verdict.similarity, verdict.confidence)
+            if verdict.label == END and generic and any(
+                    t.lower_ == "done" and not any(c.dep_ in ("aux", "auxpass") for c in t.children)
+                    for t in st.doc[start:o.start]):
+                continue  # "nav done with Nav2": work done by means of the tool, nothing finished with it
             _emit(st, cl, s, o, kind, verdict)
         if s is not SPEAKER and s.type == PERSON:
             _acts_on_speaker(st, cl, s, start, library)
