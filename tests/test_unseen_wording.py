@@ -1005,3 +1005,9 @@ def test_work_done_with_a_tool_ends_nothing(ex: LocalExtractor) -> None:
     got = ex.extract("stack is Rails on Heroku, deploys done with Kamal.", ctx())
     assert not got.endings
     assert ("ME", "USES", "Heroku") in rels(got)
+
+
+@pytest.mark.parametrize(("text", "tool"), [("I use my Garmin watch for runs.", "Garmin"),
+                                            ("my Wacom tablet is ancient but fine.", "Wacom")])
+def test_a_brand_of_the_speakers_device_is_a_tool_used(ex: LocalExtractor, text: str, tool: str) -> None:
+    assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
