@@ -1011,3 +1011,15 @@ def test_work_done_with_a_tool_ends_nothing(ex: LocalExtractor) -> None:
                                             ("my Wacom tablet is ancient but fine.", "Wacom")])
 def test_a_brand_of_the_speakers_device_is_a_tool_used(ex: LocalExtractor, text: str, tool: str) -> None:
     assert ("ME", "USES", tool) in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize(("text", "tool"), [("honestly I prefer Brindle over raw helm charts.", "Brindle"),
+                                            ("I'd always take DBeaver over pgAdmin.", "DBeaver"),
+                                            ("I prefer writing the hooks in Python over the Perl ones.", "Python")])
+def test_a_thing_preferred_over_another_or_the_tool_of_the_preferred_way(ex: LocalExtractor, text: str,
+                                                                          tool: str) -> None:
+    assert ("ME", "PREFERS", tool) in rels(ex.extract(text, ctx()))
+
+
+def test_a_person_preferred_over_another_is_no_tool(ex: LocalExtractor) -> None:
+    assert not any(e.type == "tool" for e in ex.extract("I prefer Tom over Jim.", ctx()).entities)

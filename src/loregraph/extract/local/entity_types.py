@@ -418,14 +418,14 @@ def _kind_before(doc: Any, i: int) -> str:
 _VERSUS = frozenset({"vs", "vs.", "v", "v.", "versus", "against"})
 _STATE_VERBS = frozenset({"be", "have", "become", "seem", "look", "sound", "feel", "remain", "stay"})
 _ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
-_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+_INNER_CAPITAL = re.compile(r"[a-z][A-Z]|^[A-Z]{2}[a-z]{2}")  # "ArcMap", "DBeaver"
 _SURNAME_PREFIX = re.compile(r"^(Mc|Mac|O'|De|Di|Du|La|Le|Van|Von)[A-Z]")
 _LETTERS_AND_DIGITS = re.compile(r"^(?=(?:.*[A-Za-z]){3})(?=.*[a-z])(?=.*\d)[A-Za-z0-9.+-]+$")
 
 
 def brand_shaped(name: str) -> bool:
-    """A word with a capital inside ("ArcMap", "PostGIS"; not "McKenzie") or letters, lower-case ones among them,
-    and a digit ("Corpuls3"; not "COVID-19"): the shape of a product name."""
+    """A word with a capital inside ("ArcMap", "PostGIS", "DBeaver"; not "McKenzie") or letters, lower-case ones
+    among them, and a digit ("Corpuls3"; not "COVID-19"): the shape of a product name."""
     return any((_INNER_CAPITAL.search(w) and not _SURNAME_PREFIX.match(w) and w[:2].lower() != w[2:4].lower())
                or (_LETTERS_AND_DIGITS.match(w) and not re.search(r"-\d+$", w))
                for w in name.split())  # (not "JoJo", "Covid-19")
@@ -932,6 +932,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
     # "prefer X" where nothing else says: any non-person
     if m.source == "cap" and gov is not None and glem in PREFER_VERBS and gov.i < i:
         m.vote(TOOL, 0.3)
+        if j < n and doc[j].lower_ in ("over", "to") and not first_name(m.name.split()[0]):
+            m.vote(TOOL, 0.6)  # "I prefer Helmfile over raw helm charts": a thing set against another
     # "swears by his Thermomix", "can't live without Brewlog": a thing one relies on (not a person one loves)
     k = i - 1
     while k >= 0 and (doc[k].pos_ in ("DET", "ADJ") or doc[k].tag_ == "PRP$"):

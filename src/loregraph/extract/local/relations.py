@@ -343,6 +343,10 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                            trace=_why("verb class", g, p))
                 if rt == PREFERS and o.type == TOOL and _use_implied(st, o):
                     st.out.add(s, USES, o, cl, conf, trace="rules: a taste that says use (swears by X)")
+                if rt == USES and gv is not None and gv.tag_ == "VBG" and gv.head.i != gv.i \
+                        and lemma(gv.head) == "prefer":
+                    st.out.add(s, PREFERS, o, cl, conf, trace="rules: prefers doing it in X")  # "I prefer
+                    # writing the triggers in Python over the Perl ones": the tool of the preferred way
             if rtype in (USES, DECIDED, DEPENDS_ON):
                 for pp, prep in proj_pp:
                     st.out.add(pp, USES if rtype != DEPENDS_ON else DEPENDS_ON, o, cl, conf,
