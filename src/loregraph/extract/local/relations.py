@@ -105,21 +105,17 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
             it_obj = resolve_it(st, t.i)
     # a subject mention's own modifiers: "Marta from Northwind Labs"; a person named on the copula's other side too
     # ("our vet is Siân Morgan at Usk Valley Vets")
+    # an object only with "from", and not in a one-off past ("co-running it with Abi from Harbourside Housing"; not
+    # "we hired Tom from Deloitte")
     named = [m for m in ms if m.type == PERSON and doc[m.end - 1].dep_ == "attr" and lemma(doc[m.end - 1].head) == "be"]
-    for s in [*cl.subj, *named]:
-        if s is SPEAKER or s.type != PERSON:
+    for s in ms:
+        if s.type != PERSON:
             continue
+        preps = ("from", "at", "of", "in", "on") if s in cl.subj or s in named else () if _one_off(cl) else ("from",)
         for o in objs:
             gap = [t for t in doc[s.end:o.start] if t.pos_ != "DET"]
-            if o.type == ORGANIZATION and len(gap) == 1 and gap[0].lower_ in ("from", "at", "of", "in", "on"):
+            if o.type == ORGANIZATION and len(gap) == 1 and gap[0].lower_ in preps:
                 st.out.add(s, PART_OF, o, cl, 0.85, trace="rules: person from/at organisation")
-    for s in ms:  # an object too: "I'm co-running it with Abi from Harbourside Housing"
-        if s.type != PERSON or s in cl.subj or s in named:
-            continue
-        for o in objs:
-            gap = [t for t in doc[s.end:o.start] if t.pos_ != "DET"]
-            if o.type == ORGANIZATION and len(gap) == 1 and gap[0].lower_ == "from" and not _one_off(cl):
-                st.out.add(s, PART_OF, o, cl, 0.85, trace="rules: person from an organisation")
     # appositive role: "my colleague Ingrid" → speaker works with Ingrid
     for m in ms:
         if m.type == PERSON and m.role and st.speaker_ok and _role_is_speakers(st, m):
