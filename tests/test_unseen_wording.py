@@ -1023,3 +1023,23 @@ def test_a_thing_preferred_over_another_or_the_tool_of_the_preferred_way(ex: Loc
 
 def test_a_person_preferred_over_another_is_no_tool(ex: LocalExtractor) -> None:
     assert not any(e.type == "tool" for e in ex.extract("I prefer Tom over Jim.", ctx()).entities)
+
+
+def test_an_old_role_said_after_the_verb_is_an_acquaintance(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Rhodri Evans is also my old uni lecturer.", ctx()))
+    assert ("ME", "KNOWS", "Rhodri Evans") in got and ("ME", "WORKS_WITH", "Rhodri Evans") not in got
+
+
+def test_a_clause_with_its_own_subject_takes_no_organisation_before_it_as_subject(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("the Oracle box is switched off, claims runs on Postgres 16 now.", ctx()))
+    assert not any(s == "Oracle" for s, _, _ in got), got
+
+
+def test_a_named_thing_doing_a_part_of_the_work_is_used(ex: LocalExtractor) -> None:
+    assert ("ME", "USES", "Patroni") in rels(ex.extract("Patroni handles failover now.", ctx()))
+    assert not rels(ex.extract("Tom handles payroll.", ctx()))
+
+
+def test_me_and_someone_both_on_a_bare_name_are_on_a_work(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("me and Priya are both on Orion now.", ctx()))
+    assert {("ME", "WORKS_ON", "Orion"), ("Priya", "WORKS_ON", "Orion")} <= got

@@ -8,7 +8,7 @@ from typing import Any
 
 from loregraph.extract.base import SPEAKER
 from loregraph.extract.local.endings import speaker_org_names
-from loregraph.extract.local.kinds import PROJECT, TOOL
+from loregraph.extract.local.kinds import PROJECT
 from loregraph.extract.local.state import (
     Clause,
     Parse,
@@ -114,8 +114,9 @@ def _noun_subject(t: Any) -> bool:
 
 def _own_noun_subject(toks: Any, verbs: list[Any]) -> bool:
     """The clause names its own subject, a common noun no mention covers: "Perforce for source control and
-    builds go through Jenkins", "X is dead, every pipeline's on Y" (no tool before it is the subject; a project
-    before it is: "Deepwake's built in Unity, and all the audio goes through FMOD")."""
+    builds go through Jenkins", "the Oracle box is off, claims runs on Postgres" (no tool or organisation before it
+    is the subject; a project before it is: "Deepwake's built in Unity, and all the audio goes through FMOD"; the
+    speaker is too: "I use Figma and the specs live in Notion")."""
     return any(t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "NOUN" and t.head in verbs for t in toks)
 
 
@@ -196,7 +197,7 @@ def analyse_clause(st: Parse, cl: Clause, prev: Clause | None) -> Clause:
     elif not subj and prev is not None and (not verbs or toks[0].lower_ in ("and", "to", "then", ",")
                                           or doc[cl.start - 1].lower_ in ("and", ",", "but", "to")) \
             and not (_own_noun_subject(toks, verbs) and prev.subj
-                     and all(s is not SPEAKER and s.type == TOOL for s in prev.subj)):
+                     and all(s is not SPEAKER and s.type != PROJECT for s in prev.subj)):
         subj_clean = list(prev.subj)
         cl.inherited = True
         if not verbs:

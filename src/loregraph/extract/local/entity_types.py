@@ -842,7 +842,8 @@ def _context_votes(st: Parse, m: Mention) -> None:
                 and not first_name(m.name) and m.votes.get(ORGANIZATION, 0.0) < 1.0:
             m.vote(TOOL, 0.6)  # "we're all on Trint now": a bare name one is on is a tool (not "on the Falcons")
         if p == "on" and glem == "be" and m.source == "cap" and prev is not None and prev.lower_ == "on" and any(
-                c.dep_ == "nsubj" and any(g.dep_ == "conj" and g.lower_ in ("i", "me") for g in c.children)
+                c.dep_ == "nsubj" and any(g.dep_ == "conj" and (g.lower_ in ("i", "me") or c.lower_ in ("i", "me"))
+                                          for g in c.children)
                 for c in gov.children) and not m.votes.get(TOOL):
             m.vote(PROJECT, 1.0)  # "Hannah and I are both on Orion now": people are on a piece of work
         if p == "in" and glem == "be" and any(c.dep_ == "nsubj" and c.lower_ in _ALL_OF_IT for c in gov.children):

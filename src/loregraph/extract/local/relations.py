@@ -1012,8 +1012,9 @@ def _former_role(st: Parse, m: Mention) -> bool:
     if any(t.lower_ in ROLE_NOUNS and t.lower_ != m.role and any(c.dep_ == "poss" for c in t.children)
            for t in sent):
         return False  # "my old preceptor, Rosa, is our nurse manager now": a role held now too
-    return any(t.lower_ == m.role and t.i > sent.start and st.doc[t.i - 1].lower_ in _FORMER_WORDS
-               and abs(t.i - m.start) <= 4 for t in sent)
+    return any(t.lower_ == m.role and t.i > sent.start and abs(t.i - m.start) <= 8
+               and any(st.doc[k].lower_ in _FORMER_WORDS and st.doc[k].head.i == t.i
+                       for k in range(max(sent.start, t.i - 3), t.i)) for t in sent)  # ("my old uni lecturer")
 
 
 def _role_at_work(st: Parse, m: Mention) -> bool:
