@@ -1043,3 +1043,10 @@ def test_a_named_thing_doing_a_part_of_the_work_is_used(ex: LocalExtractor) -> N
 def test_me_and_someone_both_on_a_bare_name_are_on_a_work(ex: LocalExtractor) -> None:
     got = rels(ex.extract("me and Priya are both on Orion now.", ctx()))
     assert {("ME", "WORKS_ON", "Orion"), ("Priya", "WORKS_ON", "Orion")} <= got
+
+
+@pytest.mark.parametrize(("text", "tool"), [("Our head has us all logging behaviour on ClassDojo now.", "ClassDojo"),
+                                            ("Tom got us using Linear.", "Linear")])
+def test_what_someone_has_the_speaker_doing_the_speaker_does(ex: LocalExtractor, text: str, tool: str) -> None:
+    got = rels(ex.extract(text, ctx()))
+    assert ("ME", "USES", tool) in got and not any(s in ("Tom", "head") for s, _, _ in got)

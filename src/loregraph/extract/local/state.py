@@ -367,10 +367,12 @@ def unit_of(st: Parse, o: Mention) -> Mention | None:
 
 
 def controller(st: Parse, verb: Any) -> Any:
-    """Who does an infinitive that hangs on a verb with an object: the object ("hired me to run X" → the speaker,
-    "asked Tamsin to join X" → Tamsin); None if the infinitive has no such object above it."""
-    if verb.dep_ not in ("xcomp", "advcl", "ccomp") or not any(c.lower_ == "to" and c.dep_ == "aux"
-                                                              for c in verb.children):
+    """Who does an infinitive (or a gerund after "have"/"get") that hangs on a verb with an object: the object
+    ("hired me to run X" → the speaker, "asked Tamsin to join X" → Tamsin, "has us all logging on X" → the
+    speaker); None if there is no such object above it."""
+    causative = verb.tag_ == "VBG" and verb.head.lemma_ in ("have", "get", "keep", "set")  # "has us logging on X"
+    if verb.dep_ not in ("xcomp", "advcl", "ccomp") or not (causative or any(c.lower_ == "to" and c.dep_ == "aux"
+                                                                             for c in verb.children)):
         return None
     obj = next((c for c in verb.head.children if c.dep_ == "dobj" and c.i < verb.i), None) \
         or next((c for c in verb.children if c.dep_ == "nsubj" and c.i < verb.i), None)
