@@ -1050,3 +1050,10 @@ def test_me_and_someone_both_on_a_bare_name_are_on_a_work(ex: LocalExtractor) ->
 def test_what_someone_has_the_speaker_doing_the_speaker_does(ex: LocalExtractor, text: str, tool: str) -> None:
     got = rels(ex.extract(text, ctx()))
     assert ("ME", "USES", tool) in got and not any(s in ("Tom", "head") for s, _, _ in got)
+
+
+def test_a_tool_the_speaker_went_with_is_decided_and_used(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("ok so we went with Debezium after all.", ctx()))
+    assert {("ME", "DECIDED", "Debezium"), ("ME", "USES", "Debezium")} <= got
+    assert ("ME", "USES", "Vercel") not in rels(ex.extract("we're going with Vercel next quarter.", ctx()))
+    assert ("Lars", "USES", "Zephyr") not in rels(ex.extract("Lars picked Zephyr for the radio board.", ctx()))

@@ -339,6 +339,9 @@ def relate(st: Parse, cl: Clause, prev: Clause | None) -> None:
                            trace=_why("verb class", g, p))
                 if rt == PREFERS and o.type == TOOL and _use_implied(st, o):
                     st.out.add(s, USES, o, cl, conf, trace="rules: a taste that says use (swears by X)")
+                if rt == DECIDED and o.type == TOOL and gv is not None and gv.tag_ in ("VBD", "VBN") \
+                        and lemma(gv) in ("go", "settle", "opt", "choose", "pick") and not cl.hedged and s is SPEAKER:
+                    st.out.add(s, USES, o, cl, conf, trace="rules: a tool chosen is used (went with X)")
                 if rt == USES and gv is not None and gv.tag_ == "VBG" and gv.head.i != gv.i \
                         and lemma(gv.head) == "prefer":
                     st.out.add(s, PREFERS, o, cl, conf, trace="rules: prefers doing it in X")  # "I prefer
