@@ -1057,3 +1057,19 @@ def test_a_tool_the_speaker_went_with_is_decided_and_used(ex: LocalExtractor) ->
     assert {("ME", "DECIDED", "Debezium"), ("ME", "USES", "Debezium")} <= got
     assert ("ME", "USES", "Vercel") not in rels(ex.extract("we're going with Vercel next quarter.", ctx()))
     assert ("Lars", "USES", "Zephyr") not in rels(ex.extract("Lars picked Zephyr for the radio board.", ctx()))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I've come round to Linear.", ("ME", "PREFERS", "Linear")),
+    ("Figma for me every time.", ("ME", "PREFERS", "Figma")),
+    ("I'd go for Svelte over React.", ("ME", "PREFERS", "Svelte")),
+    ("Excel is where I live.", ("ME", "USES", "Excel")),
+    ("Linear has been great for us.", ("ME", "USES", "Linear")),
+])
+def test_everyday_idioms_of_taste_and_use(ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in rels(ex.extract(text, ctx()))
+
+
+@pytest.mark.parametrize("text", ["Tom has been great for us.", "Leeds is where I live.", "I've come round to Tom."])
+def test_the_same_idioms_about_a_person_or_a_town_name_no_tool(ex: LocalExtractor, text: str) -> None:
+    assert not rels(ex.extract(text, ctx()))
