@@ -29,6 +29,7 @@ def test_the_constructions_file_loads_and_every_pattern_compiles(ex: LocalExtrac
     cs = load_constructions()
     assert {c.id for c in cs} >= {"member_from_group", "role_verb_at_org", "swap_for_successor"}
     assert all(c.says and c.pattern for c in cs)
+    assert len({c.id for c in cs}) == len(cs), "two constructions share an id (the matcher keys them by id)"
     ex.extract("warm up", ctx())
     matcher = ConstructionMatcher(ex._nlp.vocab, cs)  # raises if a pattern or a word class is wrong
     assert set(matcher.constructions) == {c.id for c in cs}
