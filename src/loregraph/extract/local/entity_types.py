@@ -17,6 +17,7 @@ from loregraph.extract.local.state import (
     camel,
     clean_name,
     lemma,
+    named_for_a_task,
     nearest_verb_before,
 )
 from loregraph.extract.local.words import (
@@ -194,7 +195,8 @@ def type_mentions(st: Parse) -> list[Mention]:
                     and m.votes.get(PERSON, 0.0) >= 0.6))):
             continue  # "this Canadian woman", "I know Spanish": a nationality or a language, no entity (but
             # "Hamish has left us", a given name doing something, is a person whatever the name finder says)
-        if m.source == "cap" and m.end - m.start == 1 and not m.addressed and _imperative(doc[m.start]):
+        if m.source == "cap" and m.end - m.start == 1 and not m.addressed and _imperative(doc[m.start]) \
+                and not (m.start > 0 and doc[m.start - 1].text in (",", ":") and named_for_a_task(doc, m.start, m.end)):
             m.rejected = True  # "Just do it!", "Chase those dreams", "Turn on the light": a verb or an adverb
             continue  # opening a command, capitalised by its place
         if m.source == "cap" and not m.addressed and not m.role and _breed(st, m):
@@ -678,6 +680,10 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(PROJECT, 1.2)
     if nxt is not None and nxt.lower_ in TEAM_HEADS and m.source == "cap":
         m.vote(ORGANIZATION, 0.8)
+    # a list of tools and their tasks: "Revit for everything, Navisworks for clash", "Andis for everything"
+    if m.source == "cap" and m.ner not in PLACE_LABELS and not first_name(words[0]) \
+            and named_for_a_task(doc, i, j):
+        m.vote(TOOL, 0.9)
     # tool head nouns: "the Tokio runtime", "a GraphQL gateway", "my Python code"
     if nxt is not None and nxt.lower_ in TOOL_HEADS and nxt.pos_ in ("NOUN", "PROPN") \
             and m.source in ("cap", "lexicon"):

@@ -13,6 +13,7 @@ from loregraph.extract.local.collector import Collector
 from loregraph.extract.local.constructions import relate_constructions, vote_constructions
 from loregraph.extract.local.endings import apply_supersede, end_replaced_on_return
 from loregraph.extract.local.entity_types import assign_refs, type_mentions
+from loregraph.extract.local.in_use import relate_tools_in_use
 from loregraph.extract.local.kinds import KNOWS, PERSON
 from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
 from loregraph.extract.local.mentions import find_mentions
@@ -272,6 +273,7 @@ class LocalExtractor:
                     relate_by_meaning(p, cl, self._library)
                 relate_partners(p, cl, p.out.relations[added_before:])
                 prev = cl
+            relate_tools_in_use(p, clauses)
             for r in p.out.relations:
                 origin.setdefault(id(r), sent)
         p.out.clause_at = None

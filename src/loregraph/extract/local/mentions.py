@@ -16,6 +16,7 @@ from loregraph.extract.local.state import (
     chunk_governor,
     is_capish,
     joined_by_speaker,
+    named_for_a_task,
     norm_key,
 )
 from loregraph.extract.local.words import (
@@ -255,8 +256,9 @@ def find_mentions(st: Parse) -> list[Mention]:
                          and tok.head.tag_ == "VBZ" and not tok.is_stop) \
                 and not (j + 1 < n and doc[j].lower_ == "and" and doc[j + 1].lower_ in ("i", "me")) \
                 and not (j + 1 < n and doc[j].text in (",", "(") and doc[j + 1].lower_ in ("my", "our")) \
-                and not (j + 1 < n and doc[j].lower_ == "from" and doc[j + 1].pos_ in ("DET", "PROPN", "NOUN")):
-            i = j
+                and not (j + 1 < n and doc[j].lower_ == "from" and doc[j + 1].pos_ in ("DET", "PROPN", "NOUN")) \
+                and not (i > 0 and doc[i - 1].text == ":" and named_for_a_task(doc, i, j)):
+            i = j  # (but "Backups: Restic for the laptops": a list of tools and their tasks after a heading)
             continue
         if sent_start and j - i == 1 and tok.lower_ in STOP_CAPS:
             i = j

@@ -242,7 +242,7 @@ def after_adverbs(doc: Any, k: int, most: int = 2) -> int:
 
 
 def is_verb(st: Parse, t: Any) -> bool:
-    if st.at[t.i] != -1:
+    if st.at[t.i] != -1 and not _capitalised_verb(st, t):
         return False
     if t.dep_ == "ROOT" and t.pos_ != "VERB" and verb_after_prefix(t.lower_):
         return True  # "I live-code with X": the tagger does not know the prefixed verb
@@ -265,6 +265,40 @@ def is_verb(st: Parse, t: Any) -> bool:
     return t.pos_ in ("NOUN", "ADJ") and lemma(t) in ALL_VERBS and t.tag_ in ("NNS", "VBZ") and (
         t.dep_ in ("conj", "ROOT") or (t.i > 0 and (st.at[t.i - 1] != -1
                                                      or st.doc[t.i - 1].lower_ in SUBJ_PRONOUNS)))
+
+
+def _capitalised_verb(st: Parse, t: Any) -> bool:
+    """ "Switched from X to Y.": a verb that opens a sentence, taken for a name by its capital and then found to
+    name nothing (untyped), is the verb it looks like."""
+    m = st.mentions[st.at[t.i]]
+    return m.weak and not m.type and m.end - m.start == 1 and t.pos_ == "VERB" and t.tag_ in ("VBD", "VBN", "VBG")
+
+
+_ITEM_OPENERS = frozenset({",", ":", ";", "-", "–", "—", "(", "plus", "and", "then", "also", "&", "+"})
+_NOT_TASKS = frozenset({"me", "us", "him", "her", "them", "you", "it", "now", "years", "ages", "months", "weeks",
+                        "days", "while", "ever", "good", "sure", "real", "free", "once", "example", "instance"})
+
+
+def named_for_a_task(doc: Any, start: int, end: int) -> bool:
+    """ "Revit for everything, Navisworks for clash", "Backups: Restic for the laptops": a name that opens a
+    sentence or a list item, with no verb governing it, said to be for a task (not "thanks for", not "X for
+    years", not "Ana for me")."""
+    if end + 1 >= len(doc) or doc[end].lower_ != "for":
+        return False
+    if start > doc[start].sent.start and doc[start - 1].lower_ not in _ITEM_OPENERS:
+        return False
+    head = doc[end - 1]
+    if head.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "oprd"):
+        return False
+    k = end + 1
+    while k < len(doc) and (doc[k].dep_ in ("det", "poss", "amod", "compound", "nummod")
+                            or doc[k].pos_ in ("DET", "ADJ")) and doc[k].pos_ != "NOUN":
+        k += 1
+    if k >= len(doc):
+        return False
+    task = doc[k]
+    return task.lower_ not in _NOT_TASKS and (task.pos_ in ("NOUN", "PROPN") or task.tag_ == "VBG"
+                                              or task.lower_ in ("everything", "anything", "all"))
 
 
 def in_prep_phrase(st: Parse, m: Mention, lo: int) -> bool:
