@@ -147,6 +147,12 @@ class Collector:
                 and getattr(o, "type", "") in (TOOL, CONCEPT):
             self.events.append(ProjectDropped(s, o))  # "moved X off Y": "Z uses Y for X" ends too
 
+    def forget(self, ref: str) -> None:
+        """Take back the relations of the entity ``ref`` said so far (a later stage retyped it)."""
+        self.relations = [r for r in self.relations if ref not in (r.source, r.target)]
+        self._rel_keys = {k for k in self._rel_keys if ref not in (k[0], k[2])}
+        self._pairs = {p for p in self._pairs if ref not in p}
+
     def cancel_end(self, s: Any, o: Any) -> None:
         """Take back the endings of ``s`` → ``o`` said so far (a later stage read the clause as the start)."""
         sr, orf = self.ref(s), self.ref(o)

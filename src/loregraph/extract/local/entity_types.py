@@ -1279,6 +1279,8 @@ def assign_refs(st: Parse) -> list[ExtractedEntity]:
             attrs["role"] = m.role
         if m.kind:
             attrs["kind"] = m.kind
+        if m.guessed and m.thin:
+            attrs["typed_by"] = "name model"  # (shown by --explain; like every thin type, kept only with a fact)
         ent = ExtractedEntity(ref=ref, name=name, type=m.type, confidence=round(m.conf, 2),
                               aliases=aliases, attributes=attrs, existing_id=m.existing_id)
         by_key[key] = ent

@@ -17,6 +17,7 @@ from loregraph.extract.local.in_use import relate_tools_in_use
 from loregraph.extract.local.kinds import KNOWS, PERSON
 from loregraph.extract.local.meaning import PhraseLibrary, relate_by_meaning
 from loregraph.extract.local.mentions import find_mentions
+from loregraph.extract.local.name_model import type_undecided_names
 from loregraph.extract.local.precision import evidenced, gate
 from loregraph.extract.local.relations import (
     relate,
@@ -173,9 +174,11 @@ class LocalExtractor:
     name = "local"
 
     def __init__(self, spacy_model: str = DEFAULT_SPACY_MODEL, lexicon: Lexicon | None = None,
-                 use_ner: bool = True, use_meaning: bool = True, embedder: Any = None) -> None:
+                 use_ner: bool = True, use_meaning: bool = True, embedder: Any = None,
+                 use_name_model: bool = True) -> None:
         self.spacy_model = spacy_model
         self.use_meaning = use_meaning
+        self.use_name_model = use_name_model
         self._library: PhraseLibrary | None = PhraseLibrary(embedder) if use_meaning else None
         self._lexicon = lexicon
         self.use_ner = use_ner
@@ -241,6 +244,8 @@ class LocalExtractor:
         find_mentions(p)
         matches = vote_constructions(p)
         type_mentions(p)
+        if self.use_name_model:
+            type_undecided_names(p)
         entities = assign_refs(p)
         p.entities = entities
         origin: dict[int, Any] = {}  # id(relation) -> the sentence it came from, for the precision gate

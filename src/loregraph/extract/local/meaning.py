@@ -556,8 +556,8 @@ def _type_unknown_objects(st: Parse, cl: Clause, subjects: list[Any], first_verb
         if st.at[k] == -1:
             continue
         m = st.mentions[st.at[k]]
-        if m.start != k or m.type or m.source != "cap" or m.place or m.is_speaker or m.end - m.start > 3 \
-                or (m.rejected and not _guessed_a_person(m)):
+        if m.start != k or (m.type and not m.guessed) or m.source != "cap" or m.place or m.is_speaker \
+                or m.end - m.start > 3 or (m.rejected and not _guessed_a_person(m)):
             continue  # a name the name finder alone called a person may still be typed by what is done with it
         phrase = predicate_phrase(st, _phrase_start(st, cl, start, m), m.start)
         best: tuple[float, str, Verdict] | None = None
@@ -568,7 +568,14 @@ def _type_unknown_objects(st: Parse, cl: Clause, subjects: list[Any], first_verb
                 best = (v.similarity, kind, v)
         if best is None:
             continue
-        m.type, m.conf, m.rejected = _KIND_TYPE[best[1]], 0.7, False
+        m.type, m.conf, m.rejected, m.guessed = _KIND_TYPE[best[1]], 0.7, False, False
+        known = next((e for e in st.entities if m.ref and e.ref == m.ref), None)
+        if known is not None:  # the name typer's guess, corrected by what is done with the name (and what the
+            known.type, known.confidence, known.attributes["typed_by"] = m.type, 0.7, "meaning"  # guess said, unsaid)
+            st.out.forget(m.ref)
+            if m not in objs:
+                added.append(m)
+            continue
         m.ref = f"e{len(st.entities) + 1}"
         st.entities.append(ExtractedEntity(ref=m.ref, name=clean_name(m.name), type=m.type, confidence=0.7,
                                            attributes={"typed_by": "meaning"}))

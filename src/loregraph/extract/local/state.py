@@ -49,6 +49,7 @@ class Mention:
     kind: str = ""  # what a generic entity is ("pet", "work")
     thin: bool = False  # typed by the name finder alone: an entity only if a fact names it
     rejected: bool = False  # no evidence of being a named thing ("Clay is ...", "the Pride fest"): never typed later
+    guessed: bool = False  # typed by the learned name typer alone (``name_model``): a later stage may retype it
 
     def vote(self, etype: str, weight: float) -> None:
         self.votes[etype] = self.votes.get(etype, 0.0) + weight
