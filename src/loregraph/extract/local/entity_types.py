@@ -180,8 +180,10 @@ def type_mentions(st: Parse) -> list[Mention]:
             m.addressed = False  # "Oh, Italy!": a place exclaimed, not a person addressed
             m.votes[PERSON] = 0.0
         if m.ner in PLACE_LABELS and m.source == "cap" and doc[m.end - 1].dep_ == "nsubjpass" \
-                and set(m.votes) <= {PROJECT} and m.votes.get(PROJECT, 0.0) < 1.5:
-            m.place = True  # "Paris wasn't built in a day": a city, not a project
+                and set(m.votes) <= {PROJECT} and m.votes.get(PROJECT, 0.0) < 1.5 \
+                and not (first_name(m.name) and not common_word(m.name.lower(), NOUN_ZIPF)):
+            m.place = True  # "Paris wasn't built in a day": a city, not a project (but "Marta's been put on X":
+            # a given name general text does not know as a word)
         if m.ner in PLACE_LABELS and m.source == "cap" and m.start > 0 and doc[m.start - 1].lower_ in ("in", "to") \
                 and max(m.votes.values(), default=0.0) < 1.0:
             m.place = True  # "a fan I met in CA": NER and the preposition agree

@@ -50,6 +50,7 @@ from loregraph.extract.local.state import (
 from loregraph.extract.local.words import (
     COLLAB_VERBS,
     NON_USE_VERBS,
+    OPENING_ZIPF,
     PEOPLE_NOUNS,
     PLAN_VERBS,
     ROLE_NOUNS,
@@ -57,6 +58,7 @@ from loregraph.extract.local.words import (
     TASTE_KINDS,
     VISIT_VERBS,
     WORK_VERBS,
+    common_word,
     first_name,
 )
 
@@ -595,9 +597,11 @@ def _it_subject(st: Parse, cl: Clause) -> list[Any]:
 
 
 def _plain_opener(st: Parse, t: Any) -> bool:
-    """A common noun capitalised only because it opens the sentence, left untyped ("Billing is X")."""
+    """A common noun capitalised only because it opens the sentence, left untyped ("Billing is X"; not "Tunde got
+    moved onto X": a word general text does not know is a name, someone's)."""
     m = st.mentions[st.at[t.i]]
-    return m.weak and not m.type and m.end - m.start == 1 and t.pos_ == "NOUN"
+    return m.weak and not m.type and m.end - m.start == 1 and t.pos_ == "NOUN" \
+        and common_word(t.lower_, OPENING_ZIPF)
 
 
 def _generic_subject(st: Parse, cl: Clause) -> Any:
