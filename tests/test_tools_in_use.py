@@ -55,6 +55,12 @@ def test_a_list_of_tools_and_their_tasks_names_tools_in_use(ex: LocalExtractor, 
     assert {("ME", "USES", t) for t in tools} <= rels(got)
 
 
+def test_a_tool_named_with_its_routine_is_used(ex: LocalExtractor) -> None:
+    got = rels(ex.extract("Photoshop all day, plus Lightroom when I need something quick.", ctx()))
+    assert {("ME", "USES", "Photoshop"), ("ME", "USES", "Lightroom")} <= got
+    assert not rels(ex.extract("Tom all day, every day.", ctx()))
+
+
 @pytest.mark.parametrize("text", [
     "Linear looks nice.",
     "Notion costs far too much.",

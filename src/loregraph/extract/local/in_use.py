@@ -19,7 +19,15 @@ from typing import Any
 
 from loregraph.extract.base import SPEAKER
 from loregraph.extract.local.kinds import TOOL, USES
-from loregraph.extract.local.state import Clause, Mention, Parse, clause_mentions, lemma, named_for_a_task
+from loregraph.extract.local.state import (
+    Clause,
+    Mention,
+    Parse,
+    clause_mentions,
+    lemma,
+    named_for_a_task,
+    named_with_a_routine,
+)
 from loregraph.extract.local.words import word_class
 
 # verbs that describe a tool, or begin or end its use, rather than say it works for someone
@@ -50,7 +58,8 @@ def relate_tools_in_use(st: Parse, clauses: list[Clause]) -> None:
                 continue
             head = _head(st, m)
             shape = _working_subject(st, head) or _instrument(st, head) \
-                or ("a tool named for a task" if named_for_a_task(st.doc, m.start, m.end) else "")
+                or ("a tool named for a task" if named_for_a_task(st.doc, m.start, m.end) else "") \
+                or ("a tool named with its routine" if named_with_a_routine(st.doc, m.start, m.end) else "")
             if shape:
                 st.out.add(SPEAKER, USES, m, cl, 0.7, trace=f"in use: {shape}")
     st.out.clause_at = None

@@ -280,16 +280,29 @@ _NOT_TASKS = frozenset({"me", "us", "him", "her", "them", "you", "it", "now", "y
                         "days", "while", "ever", "good", "sure", "real", "free", "once", "example", "instance"})
 
 
+_ROUTINES = ("all day", "every day", "everyday", "daily", "day to day", "most days", "these days", "all the time",
+             "24/7", "every morning", "every night", "every week", "all week", "when i", "when we", "whenever")
+
+
+def _opens_an_item(doc: Any, start: int, end: int) -> bool:
+    """The name opens a sentence or a list item, and no verb governs it."""
+    if start > doc[start].sent.start and doc[start - 1].lower_ not in _ITEM_OPENERS:
+        return False
+    return doc[end - 1].dep_ not in ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "oprd")
+
+
+def named_with_a_routine(doc: Any, start: int, end: int) -> bool:
+    """ "Photoshop all day, plus Lightroom when I need it", "Teams every day": a name opening a sentence or a list
+    item, with no verb, said with how often (or when) it is at work."""
+    after = " ".join(t.lower_ for t in doc[end:end + 3])
+    return any(after == r or after.startswith(r + " ") for r in _ROUTINES) and _opens_an_item(doc, start, end)
+
+
 def named_for_a_task(doc: Any, start: int, end: int) -> bool:
     """ "Revit for everything, Navisworks for clash", "Backups: Restic for the laptops": a name that opens a
     sentence or a list item, with no verb governing it, said to be for a task (not "thanks for", not "X for
     years", not "Ana for me")."""
-    if end + 1 >= len(doc) or doc[end].lower_ != "for":
-        return False
-    if start > doc[start].sent.start and doc[start - 1].lower_ not in _ITEM_OPENERS:
-        return False
-    head = doc[end - 1]
-    if head.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "oprd"):
+    if end + 1 >= len(doc) or doc[end].lower_ != "for" or not _opens_an_item(doc, start, end):
         return False
     k = end + 1
     while k < len(doc) and (doc[k].dep_ in ("det", "poss", "amod", "compound", "nummod")
