@@ -27,6 +27,8 @@ def ctx() -> ExtractionContext:
     ("Keira wants the invoices in FreeAgent.", ("Keira", "PREFERS", "FreeAgent")),
     ("Dana reckons we should try Linear.", ("Dana", "PREFERS", "Linear")),
     ("Priya recommends Terraform for the new stack.", ("Priya", "PREFERS", "Terraform")),
+    ("Tom suggested we try Linear.", ("Tom", "PREFERS", "Linear")),
+    ("Dan keeps pushing for Grafana.", ("Dan", "PREFERS", "Grafana")),
 ])
 def test_a_named_person_who_wants_or_argues_for_a_tool_prefers_it(
         ex: LocalExtractor, text: str, expected: tuple[str, str, str]) -> None:
@@ -35,8 +37,12 @@ def test_a_named_person_who_wants_or_argues_for_a_tool_prefers_it(
     assert ("ME", "USES", expected[2]) not in got  # a wish is no use of anyone's
 
 
-@pytest.mark.parametrize("text", ["Bill wants to move away from Xero.", "Does Bill want to switch to Xero?",
-                                  "Bill doesn't want to switch to Xero."])
+@pytest.mark.parametrize("text", [
+    "Bill wants to move away from Xero.", "Does Bill want to switch to Xero?", "Bill doesn't want to switch to Xero.",
+    "Tom wants to spend less time on Slack.", "Tom wants to stop paying for Dropbox.",
+    "Tom wants to report the bug in Jira.", "Tom wants a refund for Photoshop.", "Priya wants us to stop using Zoom.",
+    "If Rahul wants to switch to Grafana he can pay for it.", "Reddit recommends Obsidian.",
+])
 def test_a_tool_left_asked_about_or_refused_is_not_preferred(ex: LocalExtractor, text: str) -> None:
     assert not any(t == "PREFERS" for _, t, _ in rels(ex.extract(text, ctx())))
 
@@ -44,11 +50,6 @@ def test_a_tool_left_asked_about_or_refused_is_not_preferred(ex: LocalExtractor,
 def test_a_person_put_on_a_work_works_on_it(ex: LocalExtractor) -> None:
     got = rels(ex.extract("Marta's been put on the Kestrel migration with me.", ctx()))
     assert ("Marta", "WORKS_ON", "Kestrel migration") in got
-
-
-def test_a_name_someone_takes_over_is_a_work_they_work_on(ex: LocalExtractor) -> None:
-    assert ("Ravi", "WORKS_ON", "Lantern") in rels(ex.extract("Ravi took over Lantern in March.", ctx()))
-    assert not rels(ex.extract("My sister took over the bakery.", ctx()))
 
 
 @pytest.mark.parametrize(("text", "org"), [
@@ -59,8 +60,13 @@ def test_the_speakers_job_at_an_organisation_makes_them_part_of_it(ex: LocalExtr
     assert ("ME", "PART_OF", org) in rels(ex.extract(text, ctx()))
 
 
-def test_someone_elses_job_or_promotion_is_theirs(ex: LocalExtractor) -> None:
-    assert not any(s == "ME" for s, _, _ in rels(ex.extract("Her job is nurse at St Mary's.", ctx())))
+@pytest.mark.parametrize("text", ["Her job is nurse at St Mary's.", "My old job was barista at Costa.",
+                                  "The job is cashier at Tesco, twenty hours a week."])
+def test_someone_elses_past_or_advertised_job_makes_the_speaker_no_member(ex: LocalExtractor, text: str) -> None:
+    assert not any(s == "ME" for s, _, _ in rels(ex.extract(text, ctx())))
+
+
+def test_someone_elses_promotion_is_theirs(ex: LocalExtractor) -> None:
     assert ("Tom", "PART_OF", "Halden") in rels(ex.extract("Tom got promoted at Halden.", ctx()))
 
 

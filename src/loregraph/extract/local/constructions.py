@@ -348,6 +348,12 @@ def _fits(rtype: str, s: Any, o: Any) -> bool:
     return stype in want[0] and getattr(o, "type", "") in want[1]
 
 
+def _under_a_condition(st: Parse, cl: Clause) -> bool:
+    """The clause's sentence sets a condition before or in it ("if", "unless", "whether")."""
+    sent = st.doc[cl.start].sent
+    return any(t.lower_ in ("if", "unless", "whether") for t in st.doc[sent.start:cl.end])
+
+
 def _node(st: Parse, cl: Clause, mt: Match, ref: str) -> Any:
     """What an effect's source or target names: a node of the match, ``@subject`` or ``@speaker``."""
     if ref == "@speaker":
@@ -438,6 +444,8 @@ def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
             continue
         if not (cl.start <= min(mt.nodes.values()) < cl.end) or (cl.hypothetical and not c.asserts):
             continue
+        if c.asserts and cl.hypothetical and _under_a_condition(st, cl):
+            continue  # "If Rahul wants to switch to Grafana, ...": a plan may assert; a condition does not
         trace = f"construction: {c.id}"
         # what the construction relates is never what it ends ("his" read as the newcomer: nothing ends)
         kept = {(id(_node(st, cl, mt, r["source"])), id(o)) for r in c.relations
@@ -453,6 +461,8 @@ def relate_constructions(st: Parse, cl: Clause, matches: list[Match]) -> None:
             s = _node(st, cl, mt, r["source"])
             if s is None or not _said(st, cl, r) or (cl.ended and s is SPEAKER and not c.endings):
                 continue
+            if "source_types" in r and (s is SPEAKER or s.type not in r["source_types"]):
+                continue  # "Reddit recommends Obsidian": a wish only a person has
             for o in _targets(st, cl, mt, r["target"]):
                 if o is None or o is s or (o is SPEAKER and s is SPEAKER):
                     continue

@@ -25,6 +25,7 @@ from loregraph.extract.local.words import (
     CLAUSE_MARKERS,
     CREATIVE_HEADS,
     DECIDE_VERBS,
+    FRIEND_ROLES,
     GREETING_WORDS,
     GROUP_HEADS,
     HONORIFICS,
@@ -682,9 +683,12 @@ def _context_votes(st: Parse, m: Mention) -> None:
         m.vote(PROJECT, 1.2)
     if nxt is not None and nxt.lower_ in TEAM_HEADS and m.source == "cap":
         m.vote(ORGANIZATION, 0.8)
-    # a list of tools and their tasks: "Revit for everything, Navisworks for clash", "Andis for everything"
-    if m.source == "cap" and m.ner not in PLACE_LABELS and not first_name(words[0]) \
-            and named_for_a_task(doc, i, j):
+    # a list of tools and their tasks: "Revit for everything, Navisworks for clash", "Andis for everything" (not
+    # "Mum for the school run", "Called Tom for a chat", "Lisbon for the food": a person, a verb, a town)
+    if m.source == "cap" and m.ner not in PLACE_LABELS and named_for_a_task(doc, i, j) \
+            and not any(first_name(w) or w.lower() in FRIEND_ROLES | PEOPLE_NOUNS for w in words) \
+            and doc[i].tag_ not in ("VB", "VBD", "VBN", "VBG") \
+            and not (len(words) == 1 and common_word(last, OPENING_ZIPF)):
         m.vote(TOOL, 0.9)
     # tool head nouns: "the Tokio runtime", "a GraphQL gateway", "my Python code"
     if nxt is not None and nxt.lower_ in TOOL_HEADS and nxt.pos_ in ("NOUN", "PROPN") \

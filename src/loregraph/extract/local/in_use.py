@@ -37,6 +37,8 @@ _INSTRUMENT_PREPS = word_class("instrument_preps")
 _CHANGE_WORDS = word_class("use_changing_words") | word_class("switch_verbs") | word_class("swap_verbs") \
     | word_class("prefer_verbs")
 _TALK_OVER_VERBS = word_class("talk_over_verbs")
+_TELLING_VERBS = word_class("telling_verbs") | frozenset({"read", "hear", "claim", "reckon", "think"})
+_PLAN_VERBS = word_class("plan_verbs") | word_class("tool_trial_verbs")
 _MODALS = word_class("modals")
 _PEOPLE_NOUNS = word_class("people_nouns")
 _SPEAKER_WORDS = frozenset({"i", "we", "me", "us", "my", "our"})
@@ -47,14 +49,15 @@ _PERFECT_AUX = frozenset({"has", "have", "'s", "'ve", "’s", "’ve"})
 def relate_tools_in_use(st: Parse, clauses: list[Clause]) -> None:
     """USES for the sentence's unrelated tools that its structure shows at work for the speaker('s side); run
     after every other stage has seen the whole sentence (its clauses in order)."""
-    if not st.speaker_ok or not clauses or _changing(st, clauses[0].start, clauses[-1].end):
+    if not st.speaker_ok or not clauses or _changing(st, clauses[0].start, clauses[-1].end) \
+            or _doubted(st, clauses[0].start, clauses[-1].end):
         return
     for cl in clauses:
         if cl.question or cl.hypothetical or cl.negated or cl.ended or cl.hedged or cl.preference:
             continue
         st.out.clause_at = cl.when.when if cl.when is not None else None
         for m in clause_mentions(st, cl):
-            if m.type != TOOL or not m.ref or m.in_question or _named_already(st, m):
+            if m.type != TOOL or not m.ref or m.in_question or _named_already(st, m) or _weighed(st, m):
                 continue
             head = _head(st, m)
             shape = _working_subject(st, head) or _instrument(st, head) \
@@ -75,6 +78,33 @@ def _changing(st: Parse, start: int, end: int) -> bool:
         if t.lower_ == "used" and t.i + 1 < len(doc) and doc[t.i + 1].lower_ == "to":
             return True
     return False
+
+
+def _doubted(st: Parse, start: int, end: int) -> bool:
+    """The sentence denies something or tells what was said or read ("Sentry catches everything, but we don't
+    use it", "They say Sentry catches everything"): its tools are not plainly in use."""
+    return any(t.dep_ == "neg" or t.lower_ in ("never", "n't", "not") or lemma(t) in _TELLING_VERBS
+               for t in st.doc[start:end])
+
+
+def _weighed(st: Parse, m: Mention) -> bool:
+    """Somewhere in the message the tool is weighed, not used: the object of a verb of trying out or planning
+    ("We're evaluating Datadog. Datadog monitors the whole stack.")."""
+    for o in st.mentions:
+        if o.ref != m.ref:
+            continue
+        head = _head(st, o)
+        verb = head.head.head if head.dep_ == "pobj" else head.head
+        if head.dep_ in ("dobj", "pobj") and lemma(verb) in _PLAN_VERBS:
+            return True
+    return False
+
+
+def _others_work(verb: Any) -> bool:
+    """What the verb works on belongs to someone else ("runs their builds", "does my son's homework")."""
+    objs = [c for c in verb.children if c.dep_ in ("dobj", "attr") or (c.dep_ == "nsubj" and c.i > verb.i)] + [
+        o for p in verb.children if p.dep_ == "prep" and p.lower_ == "for" for o in p.children if o.dep_ == "pobj"]
+    return any(c.dep_ == "poss" and c.lower_ not in _SPEAKER_WORDS for o in objs for c in o.subtree)
 
 
 def _named_already(st: Parse, m: Mention) -> bool:
@@ -122,8 +152,11 @@ def _working_subject(st: Parse, head: Any) -> str:
         return ""  # "X does the job", "X does great work": praise, said of a tool one may only have tried
     if verb.lemma_ == "be":
         perfect = any(c.dep_ == "aux" and c.lower_ in _PERFECT_AUX for c in verb.children)
-        if not perfect:  # "X is great" says what someone thinks of it; "X has been great" says they use it
-            return ""
+        if not perfect or not any(c.dep_ == "acomp" for c in verb.children):
+            return ""  # "X is great" says what someone thinks of it, "X has been a disaster for schools" is a
+            # verdict; "X has been great for us" says they use it
+    if verb.dep_ == "ccomp" or _others_work(verb):
+        return ""  # "I read that X monitors the stack", "X does my son's homework"
     if any(c.dep_ in ("xcomp", "ccomp") and c.tag_ == "VB" for c in verb.children):
         return ""  # "X helps me decide …" is fine, but "X lets you …" / "X makes it …" describe it
     return "a tool at work"

@@ -626,6 +626,8 @@ def _generic_subject(st: Parse, cl: Clause) -> Any:
                 return resolve_person(st, c.i)
             if c.dep_ == "poss" and c.lower_ in ("their", "your"):
                 return None
+            if c.dep_ == "poss" and c.i < t.i and st.at[c.i] == -1 and c.pos_ in ("NOUN", "PROPN"):
+                return None  # "my sister's invoices go through X", "the client's invoices": someone else's
         return SPEAKER if st.speaker_ok else None
     return None
 

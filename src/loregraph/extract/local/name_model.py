@@ -39,6 +39,8 @@ _HUMAN_LANGUAGES = word_class("human_languages")
 _MOTION_VERBS = word_class("motion_verbs") | word_class("visit_verbs")
 _PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
 _PEOPLE_NOUNS = word_class("people_nouns") | word_class("friend_roles")
+_KIN_WORDS = word_class("friend_roles") | frozenset({"mum", "mom", "mam", "dad", "nan", "gran", "grandma", "grandad",
+                                                   "grandpa", "auntie", "aunty", "uncle"})
 
 
 def needs_a_type(st: Parse, m: Mention) -> bool:
@@ -56,7 +58,8 @@ def _undecided(m: Mention) -> bool:
 def _set_aside(st: Parse, m: Mention) -> bool:
     """Names the rules set aside on purpose stay so: a language or a nationality ("learning German"), a town
     known to general text ("chose Lisbon"), a lone capital opening a sentence ("Dance is my therapy"),
-    a lone word only the name finder calls a person ("obsessed with Ratatouille", "relying on Corvin")."""
+    a lone word only the name finder calls a person ("obsessed with Ratatouille", "relying on Corvin"), a verb or
+    a relative taken into a name ("Called Mum"), a release name after its tool ("ROS 2 Humble")."""
     first = m.name.split()[0].lower() if m.name.split() else ""
     if m.ner in ("NORP", "LANGUAGE") or first in _HUMAN_LANGUAGES:
         return True
@@ -64,6 +67,12 @@ def _set_aside(st: Parse, m: Mention) -> bool:
         return True
     if m.weak and m.end - m.start == 1:
         return True  # ("Gad to hear ...": a lone capital opening a sentence needs the rules' evidence)
+    if st.doc[m.start].tag_ in ("VB", "VBD", "VBN", "VBG") or any(
+            w.lower() in _KIN_WORDS for w in m.name.split()):
+        return True  # "Called Mum for a chat": a verb, a relative
+    k = m.start - 1
+    if k >= 0 and st.at[k] != -1 and st.mentions[st.at[k]].type == TOOL:
+        return True  # "ROS 2 Humble": a release name right after its tool's name
     return m.rejected and m.ner == "PERSON" and m.end - m.start == 1 and not camel(m.name)
 
 
