@@ -147,6 +147,10 @@ class Collector:
                 and getattr(o, "type", "") in (TOOL, CONCEPT):
             self.events.append(ProjectDropped(s, o))  # "moved X off Y": "Z uses Y for X" ends too
 
+    def names(self, ref: str) -> bool:
+        """Whether a relation or an ending said so far has the entity ``ref`` at either end."""
+        return any(ref in pair for pair in self._pairs)
+
     def forget(self, ref: str) -> None:
         """Take back the relations of the entity ``ref`` said so far (a later stage retyped it)."""
         self.relations = [r for r in self.relations if ref not in (r.source, r.target)]

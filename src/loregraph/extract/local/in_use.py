@@ -5,12 +5,15 @@ People describe their setup more often than they say "I use": "Sentry catches mo
 through QuickBooks", "the rota is kept in Excel". A named tool that is the working subject of a verb in the
 present ("X does/handles/keeps/runs …", "X has been brilliant for …"), or the instrument of a present-tense
 verb whose subject is a thing of the speaker's work or the speaker ("… runs through X", "… is done in X", "we
-talk to it over X"), is a tool the speaker('s side) uses. Structure decides, not a verb list: only verbs
+talk to it over X"), or a name opening a list item with its task or routine and no verb ("Jira for tickets,
+Slack for everything else", "Photoshop all day"), is a tool the speaker('s side) uses. Structure decides, not a
+verb list: only verbs
 that describe a tool rather than work for someone ("X costs…", "X looks nice", "X has a free tier") are
 listed, as data.
 
 It runs last among the relation stages and only for tool mentions that no relation or ending of the message
-names yet, in clauses that assert something: no question, plan, hedge, condition, negation or ending.
+names yet, in clauses that assert something: no question, plan, hedge, condition, negation, hearsay or
+ending, and not when the work is someone else's or the message weighs the tool up.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from loregraph.extract.local.state import (
     Parse,
     clause_mentions,
     lemma,
+    mention_head,
     named_for_a_task,
     named_with_a_routine,
 )
@@ -57,9 +61,9 @@ def relate_tools_in_use(st: Parse, clauses: list[Clause]) -> None:
             continue
         st.out.clause_at = cl.when.when if cl.when is not None else None
         for m in clause_mentions(st, cl):
-            if m.type != TOOL or not m.ref or m.in_question or _named_already(st, m) or _weighed(st, m):
+            if m.type != TOOL or not m.ref or m.in_question or st.out.names(m.ref) or _weighed(st, m):
                 continue
-            head = _head(st, m)
+            head = mention_head(st, m)
             shape = _working_subject(st, head) or _instrument(st, head) \
                 or ("a tool named for a task" if named_for_a_task(st.doc, m.start, m.end) else "") \
                 or ("a tool named with its routine" if named_with_a_routine(st.doc, m.start, m.end) else "")
@@ -93,7 +97,7 @@ def _weighed(st: Parse, m: Mention) -> bool:
     for o in st.mentions:
         if o.ref != m.ref:
             continue
-        head = _head(st, o)
+        head = mention_head(st, o)
         verb = head.head.head if head.dep_ == "pobj" else head.head
         if head.dep_ in ("dobj", "pobj") and lemma(verb) in _PLAN_VERBS:
             return True
@@ -105,21 +109,6 @@ def _others_work(verb: Any) -> bool:
     objs = [c for c in verb.children if c.dep_ in ("dobj", "attr") or (c.dep_ == "nsubj" and c.i > verb.i)] + [
         o for p in verb.children if p.dep_ == "prep" and p.lower_ == "for" for o in p.children if o.dep_ == "pobj"]
     return any(c.dep_ == "poss" and c.lower_ not in _SPEAKER_WORDS for o in objs for c in o.subtree)
-
-
-def _named_already(st: Parse, m: Mention) -> bool:
-    ref = m.ref
-    return any(ref in pair for pair in st.out._pairs)
-
-
-def _head(st: Parse, m: Mention) -> Any:
-    """The mention's syntactic head: its token whose head lies outside it."""
-    doc = st.doc
-    for k in range(m.start, m.end):
-        h = doc[k].head
-        if h.i == k or not (m.start <= h.i < m.end):
-            return doc[k]
-    return doc[m.end - 1]
 
 
 def _present(verb: Any) -> bool:

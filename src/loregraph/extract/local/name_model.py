@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from loregraph.extract.local.kinds import PERSON, TOOL
-from loregraph.extract.local.state import Mention, Parse, camel, lemma
+from loregraph.extract.local.state import Mention, Parse, camel, lemma, mention_head
 from loregraph.extract.local.words import common_word, first_name, word_class
 
 MODEL_FILE = Path(__file__).resolve().parent.parent / "data" / "name_types.json"
@@ -152,11 +152,7 @@ def name_features(st: Parse, m: Mention) -> dict[str, float]:
                 f[f"{name}_type={st.mentions[st.at[k]].type}"] = 1.0
         else:
             f[f"{name}=<edge>"] = 1.0
-    head = doc[m.end - 1]
-    for k in range(m.start, m.end):
-        if not (m.start <= doc[k].head.i < m.end) or doc[k].head.i == k:
-            head = doc[k]
-            break
+    head = mention_head(st, m)
     f[f"dep={head.dep_}"] = 1.0
     gov = head.head
     if head.dep_ == "pobj":

@@ -315,6 +315,16 @@ def named_for_a_task(doc: Any, start: int, end: int) -> bool:
                                               or task.lower_ in ("everything", "anything", "all"))
 
 
+def mention_head(st: Parse, m: Mention) -> Any:
+    """The mention's syntactic head: its token whose head lies outside it."""
+    doc = st.doc
+    for k in range(m.start, m.end):
+        h = doc[k].head
+        if h.i == k or not (m.start <= h.i < m.end):
+            return doc[k]
+    return doc[m.end - 1]
+
+
 def in_prep_phrase(st: Parse, m: Mention, lo: int) -> bool:
     doc = st.doc
     k = m.start - 1
