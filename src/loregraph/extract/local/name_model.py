@@ -38,6 +38,7 @@ _TEAM_HEADS = word_class("team_heads")
 _HUMAN_LANGUAGES = word_class("human_languages")
 _MOTION_VERBS = word_class("motion_verbs") | word_class("visit_verbs")
 _PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
+_SETUP_THINGS = word_class("setup_things")
 _PEOPLE_NOUNS = word_class("people_nouns") | word_class("friend_roles")
 _KIN_WORDS = word_class("friend_roles") | frozenset({"mum", "mom", "mam", "dad", "nan", "gran", "grandma", "grandad",
                                                    "grandpa", "auntie", "aunty", "uncle"})
@@ -77,15 +78,17 @@ def _set_aside(st: Parse, m: Mention) -> bool:
 
 
 def _a_place_gone_to(st: Parse, m: Mention) -> bool:
-    """ "my cousin went through Harwick", "we drove to Kelso": a name someone goes to or through is a place (but
-    "bookings go through MoeGo": things that go through a name go through a tool)."""
+    """ "my cousin went through Harwick", "we drove to Kelso", "my bike lives in Hackney": a name someone or
+    something goes to, through or lives in is a place (but "bookings go through MoeGo", "my notes live in X": the
+    things of one's setup go through, or live in, a tool)."""
     head = st.doc[m.end - 1]
     verb = head.head.head
     if head.dep_ != "pobj" or lemma(verb) not in _MOTION_VERBS:
         return False
     subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
     return subj is None or subj.pos_ in ("PRON", "PROPN") or subj.lower_ in _PEOPLE_NOUNS \
-        or st.at[subj.i] != -1 or m.ner in _PLACE_LABELS
+        or st.at[subj.i] != -1 or m.ner in _PLACE_LABELS \
+        or (subj.lower_ not in _SETUP_THINGS and lemma(subj) not in _SETUP_THINGS)  # ("my bike lives in X")
 
 
 def _part_of_a_known_name(st: Parse, m: Mention) -> bool:
