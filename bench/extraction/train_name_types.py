@@ -87,6 +87,14 @@ def collect(paths: list[Path]) -> tuple[list[dict[str, float]], list[str]]:
     return xs, ys
 
 
+def model_json(classes: list[str], weights: dict[str, list[float]], trained_on: list[str]) -> str:
+    """The weights file: its header, then one feature and its row of class weights per line (readable diffs)."""
+    rows = ",\n".join(f"  {json.dumps(name)}: {json.dumps(row)}" for name, row in sorted(weights.items()))
+    head = {"about": "weights of extract/local/name_model.py, written by bench/extraction/train_name_types.py",
+            "trained_on": trained_on, "classes": classes}
+    return json.dumps(head, indent=1)[:-2] + ',\n "weights": {\n' + rows + "\n }\n}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sets", nargs="+", type=Path)
@@ -113,11 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     weights = {name: [round(float(coef[i][j]), 4) for i in range(len(classes))]
                for name, j in vec.vocabulary_.items()
                if any(abs(coef[i][j]) >= 1e-4 for i in range(len(classes)))}
-    args.out.write_text(json.dumps({"about": "weights of extract/local/name_model.py, written by "
-                                             "bench/extraction/train_name_types.py", "trained_on":
-                                    [p.name for p in args.sets], "classes": classes,
-                                    "weights": dict(sorted(weights.items()))}, indent=0) + "\n",
-                        encoding="utf-8")
+    args.out.write_text(model_json(classes, weights, [p.name for p in args.sets]), encoding="utf-8")
     return 0
 
 

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from loregraph.extract.local.entity_types import NOT_NAME_LABELS, PLACE_LABELS
 from loregraph.extract.local.kinds import PERSON, TOOL
 from loregraph.extract.local.state import Mention, Parse, camel, lemma, mention_head
 from loregraph.extract.local.words import common_word, first_name, word_class
@@ -30,14 +31,12 @@ SURE_PROBABILITY = 0.80  # at or above this the name is an entity even with no f
 # the types it may give: across held-out open sets its tools and persons were right most of the time, its
 # organisations, projects and concepts seldom (the rules and the name finder keep deciding those)
 GIVEN_TYPES = frozenset({TOOL, PERSON})
-_SKIP_LABELS = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "MONEY", "QUANTITY", "PERCENT"})
 _TOOL_HEADS = word_class("tool_heads")
 _ORG_SUFFIXES = word_class("org_suffixes")
 _PROJECT_HEADS = word_class("project_heads")
 _TEAM_HEADS = word_class("team_heads")
 _HUMAN_LANGUAGES = word_class("human_languages")
 _MOTION_VERBS = word_class("motion_verbs") | word_class("visit_verbs")
-_PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
 _SETUP_THINGS = word_class("setup_things")
 _PEOPLE_NOUNS = word_class("people_nouns") | word_class("friend_roles")
 _KIN_WORDS = word_class("friend_roles") | frozenset({"mum", "mom", "mam", "dad", "nan", "gran", "grandma", "grandad",
@@ -53,7 +52,7 @@ def needs_a_type(st: Parse, m: Mention) -> bool:
 
 def _undecided(m: Mention) -> bool:
     return m.source == "cap" and not m.place and not m.addressed and not m.kind and not m.is_speaker \
-        and m.ner not in _SKIP_LABELS and (not m.type or m.thin)
+        and m.ner not in NOT_NAME_LABELS and (not m.type or m.thin)
 
 
 def _set_aside(st: Parse, m: Mention) -> bool:
@@ -64,7 +63,7 @@ def _set_aside(st: Parse, m: Mention) -> bool:
     first = m.name.split()[0].lower() if m.name.split() else ""
     if m.ner in ("NORP", "LANGUAGE") or first in _HUMAN_LANGUAGES:
         return True
-    if m.ner in _PLACE_LABELS and common_word(m.name.lower(), 1.0):
+    if m.ner in PLACE_LABELS and common_word(m.name.lower(), 1.0):
         return True
     if m.weak and m.end - m.start == 1:
         return True  # ("Gad to hear ...": a lone capital opening a sentence needs the rules' evidence)
@@ -87,7 +86,7 @@ def _a_place_gone_to(st: Parse, m: Mention) -> bool:
         return False
     subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
     return subj is None or subj.pos_ in ("PRON", "PROPN") or subj.lower_ in _PEOPLE_NOUNS \
-        or st.at[subj.i] != -1 or m.ner in _PLACE_LABELS \
+        or st.at[subj.i] != -1 or m.ner in PLACE_LABELS \
         or (subj.lower_ not in _SETUP_THINGS and lemma(subj) not in _SETUP_THINGS)  # ("my bike lives in X")
 
 
